@@ -1,0 +1,21 @@
+// Bundles each entry point into one ESM file so start-up stays close to bare `node`.
+import { build } from 'esbuild';
+
+const entries = [{ in: 'src/cli/main.ts', out: 'meshcap' }];
+
+await build({
+  entryPoints: entries,
+  outdir: 'dist',
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: true,
+  legalComments: 'none',
+  banner: {
+    // Bundled CommonJS dependencies (pino) call require(); give the ESM bundle one.
+    js: "#!/usr/bin/env node\nimport { createRequire as __mcCreateRequire } from 'node:module'; const require = __mcCreateRequire(import.meta.url);",
+  },
+  logLevel: 'warning',
+});

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { isLoopbackCidr, parseCidr, type Cidr } from '../model/cidr.js';
+import type { OwnerId } from '../model/rule.js';
+import {
+  fromParser, parseAddressList, parseCidrList, parseCidrsOrAll, parseDuration, parseEnum, parseGoBool,
+  parseIdList, parseInterfaceList, parseMark, parseOwnerGroupList, parseOwnerGroupsOrAll, parsePath, parsePort,
+  parsePortList, parsePortsOrAll, parseRouteTable,
+} from './values.js';
+import type { Parsed } from '../model/cidr.js';
+import { Mark } from '../model/names.js';
+
+const bool = fromParser(parseGoBool);
+const port = fromParser(parsePort);
+const optionalPath = fromParser((s): Parsed<string | undefined> => (s === '' ? { ok: true, value: undefined } : parsePath(s)));
+
+function parseLoopbackCidr(s: string): Parsed<Cidr> {
+  const r = parseCidr(s);
+  if (!r.ok) return r;
+  if (r.value.family !== 'ipv4' || !isLoopbackCidr(r.value)) return { ok: false, reason: 'must be an IPv4 loopback CIDR (127.0.0.0/8)' };
+  if (r.value.prefix < 8) return { ok: false, reason: 'prefix length must be 8-32' };
+  return r;
+}
+
+function parseMode(s: string): Parsed<'REDIRECT' | 'TPROXY'> {
+  if (s === '' || s === 'REDIRECT') return { ok: true, value: 'REDIRECT' };
+  if (s === 'TPROXY') return { ok: true, value: 'TPROXY' };
+  return { ok: false, reason: 'must be "REDIRECT" or "TPROXY" (Istio silently treats anything else as REDIRECT)' };
+}
+
+function parseExcludeCidrs(s: string): Parsed<Cidr[]> {
+  if (s.split(',').includes('*')) return { ok: false, reason: '"*" cannot be excluded' };
+  return parseCidrList(s);
+}
+
+/** istio's `--log_output_level`: `scope:level,...` or a bare level; meshcap takes the `default` scope's level. */
+const ISTIO_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal', 'none'] as const;
+export type IstioLevel = (typeof ISTIO_LEVELS)[number];
+function parseLogLevels(s: string): Parsed<IstioLevel> {
+  let level: IstioLevel = 'info';
+  for (const item of s.split(',').filter((i) => i !== '')) {
+    const [scope, lvl] = item.includes(':') ? item.split(':', 2) : ['default', item];
+    if (!(ISTIO_LEVELS as readonly string[]).includes(lvl ?? '')) return { ok: false, reason: `level must be one of ${ISTIO_LEVELS.join(', ')}` };
+    if (!/^[a-z0-9_-]+$/.test(scope ?? '')) return { ok: false, reason: 'scope must be lowercase letters, digits, "-" or "_"' };
+    if (scope === 'default' || scope === 'all') level = lvl as IstioLevel;
+  }
+  return { ok: true, value: level };
+}
+
+/** Sidecar mode's validated inputs, before anything is read from the host. */
+export const sidecarInputSchema = z.object({
+  envoyPort: port,
+  inboundCapturePort: port,
+  inboundTunnelPort: port,
+  proxyUid: fromParser(parseIdList),
+  proxyGid: fromParser(parseIdList),
+  interceptionMode: fromParser(parseMode),
+  inboundPorts: fromParser(parsePortsOrAll),
+  inboundExcludePorts: fromParser(parsePortList),
+  excludeInterfaces: fromParser(parseInterfaceList),
+  outboundInclude: fromParser(parseCidrsOrAll),
+  outboundExclude: fromParser(parseExcludeCidrs),
+  outboundPorts: fromParser(parsePortList),
+  outboundExcludePorts: fromParser(parsePortList),
+  kubeVirtInterfaces: fromParser(parseInterfaceList),
+  tproxyMark: fromParser(parseMark).refine((m) => m !== Mark.tproxyOutbound, `mark ${Mark.tproxyOutbound} is the hard-coded outbound mark of TPROXY mode`),
+  tproxyRouteTable: fromParser(parseRouteTable),
+  dryRun: bool,
+  iptablesProbePort: port,
+  probeTimeout: fromParser(parseDuration),
+  skipRuleApply: bool,
+  runValidation: bool,
+  redirectDns: bool,
+  dropInvalid: bool,
+  dualStack: bool,
+  captureAllDns: bool,
+  networkNamespace: optionalPath,
+  cniMode: bool,
+  reconcile: bool,
+  cleanupOnly: bool,
+  forceApply: bool,
+  nativeNftables: bool.refine((v) => !v, 'native nftables mode is not supported; meshcap applies iptables rules with iptables-restore (both backends)'),
+  forceIptablesBinary: fromParser((s): Parsed<'legacy' | 'nft' | undefined> => (s === '' ? { ok: true, value: undefined } : parseEnum(['legacy', 'nft'] as const)(s))),
+  ownerGroupsInclude: fromParser(parseOwnerGroupsOrAll),
+  ownerGroupsExclude: fromParser(parseOwnerGroupList),
+  ipv4LoopbackCidr: fromParser(parseLoopbackCidr),
+  envoyUser: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'not a valid user name'),
+  dryRunFilePath: optionalPath,
+  logOutputLevel: fromParser(parseLogLevels),
+  logAsJson: bool,
+  ipv6: fromParser(parseEnum(['auto', 'on', 'off'] as const)),
+  dnsServers: fromParser((s): Parsed<Cidr[] | undefined> => (s === '' ? { ok: true, value: undefined } : parseAddressList(s))),
+  resolvConf: fromParser(parsePath),
+  netns: optionalPath,
+  dryRunFormat: fromParser(parseEnum(['save', 'istio'] as const)),
+  logFormat: fromParser(parseEnum(['json', 'pretty'] as const)),
+});
+
+export type SidecarInputs = z.output<typeof sidecarInputSchema>;
+
+/** What the host decided: read once by config/environment.ts, validated like any input. */
+export interface SidecarHostFacts {
+  readonly enableIpv6: boolean;
+  readonly ipv6Reason: string;
+  /** Nameservers for DNS capture (empty when DNS capture needs none or found none). */
+  readonly dnsServers: readonly Cidr[];
+  readonly proxyUids: readonly OwnerId[];
+  readonly proxyGids: readonly OwnerId[];
+  readonly ownerGroupsInclude: '*' | readonly OwnerId[];
+  readonly ownerGroupsExclude: readonly OwnerId[];
+}
+
+/** The one validated sidecar Config the model and the executor work from. */
+export type SidecarConfig = Omit<SidecarInputs, 'proxyUid' | 'proxyGid' | 'ownerGroupsInclude' | 'ownerGroupsExclude' | 'dnsServers'> &
+  SidecarHostFacts & { readonly mode: 'sidecar' };

@@ -1,0 +1,79 @@
+/** Exit codes of both entry points (see README "Exit codes"). */
+export const ExitCode = {
+  ok: 0,
+  bug: 1,
+  config: 2,
+  invariant: 3,
+  command: 4,
+  environment: 5,
+  validation: 126,
+} as const;
+
+export type ErrorCode = 'config' | 'invariant' | 'command' | 'environment' | 'validation';
+
+/** Base of every error meshcap reports on purpose; anything else is a bug (exit 1). */
+export class MeshcapError extends Error {
+  readonly code: ErrorCode;
+  readonly exitCode: number;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MeshcapError';
+    this.code = code;
+    this.exitCode = ExitCode[code];
+  }
+}
+
+/** Bad input: names the flag, env var or field, and the offending value. Exit 2. */
+export class ConfigError extends MeshcapError {
+  readonly field: string;
+  readonly value: string | undefined;
+  constructor(field: string, value: string | undefined, reason: string) {
+    const shown = value === undefined ? '' : `=${JSON.stringify(value)}`;
+    super('config', `invalid ${field}${shown}: ${reason}`);
+    this.name = 'ConfigError';
+    this.field = field;
+    this.value = value;
+  }
+}
+
+/** The plan broke one of its own invariants. Exit 3. */
+export class PlanError extends MeshcapError {
+  constructor(message: string) {
+    super('invariant', message);
+    this.name = 'PlanError';
+  }
+}
+
+/** An external command failed. Exit 4. */
+export class CommandError extends MeshcapError {
+  readonly command: string;
+  readonly commandExitCode: number | undefined;
+  readonly stderr: string;
+  readonly hint: string | undefined;
+  constructor(opts: { command: string; exitCode: number | undefined; stderr: string; hint?: string | undefined }) {
+    const firstLine = opts.stderr.trim().split('\n')[0] ?? '';
+    const hint = opts.hint ? ` (hint: ${opts.hint})` : '';
+    super('command', `${opts.command} failed (exit ${opts.exitCode ?? 'signal'}): ${firstLine}${hint}`);
+    this.name = 'CommandError';
+    this.command = opts.command;
+    this.commandExitCode = opts.exitCode;
+    this.stderr = opts.stderr;
+    this.hint = opts.hint;
+  }
+}
+
+/** The environment is not usable: missing netns, unreadable file, no permission. Exit 5. */
+export class EnvironmentError extends MeshcapError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('environment', message, options);
+    this.name = 'EnvironmentError';
+  }
+}
+
+/** The --run-validation probe did not see its connection redirected. Exit 126, as Istio. */
+export class ValidationProbeError extends MeshcapError {
+  constructor(message: string) {
+    super('validation', message);
+    this.name = 'ValidationProbeError';
+  }
+}

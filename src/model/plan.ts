@@ -1,0 +1,34 @@
+import type { Family } from './cidr.js';
+import type { Rule } from './rule.js';
+
+/** An `ip rule` for TPROXY / ambient policy routing: fwmark[/mask] → table. */
+export interface IpRulePlan {
+  readonly family: Family;
+  readonly mark: number;
+  readonly mask?: number;
+  readonly table: number;
+  readonly priority?: number;
+}
+
+/** `ip route add local <all> dev lo table N`. */
+export interface LocalRoutePlan {
+  readonly family: Family;
+  readonly table: number;
+}
+
+/** An address meshcap adds to `lo` (IPv6 `::6/128` for inbound passthrough). */
+export interface AddressPlan {
+  readonly family: Family;
+  readonly cidr: string;
+  readonly device: string;
+}
+
+/** Everything one run installs; derived from a Config by a pure builder. */
+export interface Plan {
+  /** Families that get rules, in apply order (IPv4 first). */
+  readonly families: readonly Family[];
+  readonly rules: readonly Rule[];
+  readonly ipRules: readonly IpRulePlan[];
+  readonly routes: readonly LocalRoutePlan[];
+  readonly addresses: readonly AddressPlan[];
+}

@@ -1,0 +1,109 @@
+import { PlanError } from '../errors.js';
+import { isPerFamily, type AddressValue, type Clause, type Family, type Proto, type Rule, type Target } from '../model/rule.js';
+import type { Cidr } from '../model/cidr.js';
+import { formatCanonicalCidr } from './inet.js';
+
+/**
+ * A rule's match-and-target tokens in two spellings: Istio's (what istio-iptables writes into its restore
+ * input; order and spelling as emitted) and the kernel's (what iptables-save prints back).
+ */
+
+const not = (negated: boolean | undefined) => (negated ? ['!'] : []);
+const hex = (n: number) => `0x${n.toString(16)}`;
+
+function addressFor(addr: AddressValue, family: Family): Cidr {
+  return isPerFamily(addr) ? addr[family] : addr;
+}
+
+function istioClause(c: Clause, family: Family): string[] {
+  switch (c.k) {
+    case 'src':
+    case 'dst':
+      return [...not(c.not), c.k === 'src' ? '-s' : '-d', addressFor(c.addr, family).text];
+    case 'in':
+    case 'out':
+      return [...not(c.not), c.k === 'in' ? '-i' : '-o', c.iface];
+    case 'proto':
+      return ['-p', c.proto];
+    case 'port':
+      return [...not(c.not), `--${c.dir}`, String(c.port)];
+    case 'multiport':
+      return ['-m', 'multiport', ...not(c.not), '--dports', c.ports.join(',')];
+    case 'owner':
+      return ['-m', 'owner', ...not(c.not), `--${c.kind}-owner`, c.id.text];
+    case 'mark':
+    case 'connmark':
+      return ['-m', c.k, ...not(c.not), '--mark', c.mask === undefined ? String(c.mark) : `${hex(c.mark)}/${hex(c.mask)}`];
+    case 'conntrack':
+      return ['-m', 'conntrack', '--ctstate', c.states.join(',')];
+  }
+}
+
+function istioTarget(t: Target): string[] {
+  switch (t.k) {
+    case 'jump':
+      return ['-j', t.chain];
+    case 'redirect':
+      return ['-j', 'REDIRECT', `--${t.spelling}`, String(t.port)];
+    case 'set-mark':
+      return ['-j', 'MARK', '--set-mark', t.mask === undefined ? String(t.mark) : `${hex(t.mark)}/${hex(t.mask)}`];
+    case 'connmark':
+      return ['-j', 'CONNMARK', t.op === 'save' ? '--save-mark' : '--restore-mark'];
+    case 'tproxy':
+      return ['-j', 'TPROXY', '--tproxy-mark', `${t.mark}/${hex(t.mask)}`, '--on-port', String(t.port)];
+    case 'ct-zone':
+      return ['-j', 'CT', '--zone', String(t.zone)];
+  }
+}
+
+/** Match and target tokens as Istio writes them. */
+export function formatIstioSpec(rule: Rule, family: Family): string[] {
+  return [...rule.match.flatMap((c) => istioClause(c, family)), ...istioTarget(rule.target)];
+}
+
+const CT_STATE_ORDER = ['INVALID', 'NEW', 'RELATED', 'ESTABLISHED', 'UNTRACKED', 'SNAT', 'DNAT'];
+const LEADING: readonly Clause['k'][] = ['src', 'dst', 'in', 'out', 'proto'];
+
+function saveClause(c: Clause, family: Family, proto: Proto | undefined, purpose: string): string[] {
+  switch (c.k) {
+    case 'src':
+    case 'dst':
+      return [...not(c.not), c.k === 'src' ? '-s' : '-d', formatCanonicalCidr(addressFor(c.addr, family))];
+    case 'port':
+      if (proto === undefined) throw new PlanError(`rule ${purpose} matches a port without a protocol`);
+      return ['-m', proto, ...not(c.not), `--${c.dir}`, String(c.port)];
+    case 'owner':
+      if (c.id.id === undefined) throw new PlanError(`rule ${purpose}: group ${c.id.text} has no numeric id`);
+      return ['-m', 'owner', ...not(c.not), `--${c.kind}-owner`, String(c.id.id)];
+    case 'mark':
+    case 'connmark':
+      return ['-m', c.k, ...not(c.not), '--mark', c.mask === undefined || c.mask === 0xffffffff ? hex(c.mark) : `${hex(c.mark)}/${hex(c.mask)}`];
+    case 'conntrack':
+      return ['-m', 'conntrack', '--ctstate', [...c.states].sort((a, b) => CT_STATE_ORDER.indexOf(a) - CT_STATE_ORDER.indexOf(b)).join(',')];
+    default:
+      return istioClause(c, family);
+  }
+}
+
+function saveTarget(t: Target, family: Family): string[] {
+  switch (t.k) {
+    case 'redirect':
+      return ['-j', 'REDIRECT', '--to-ports', String(t.port)];
+    case 'set-mark':
+      return ['-j', 'MARK', '--set-xmark', `${hex(t.mark)}/${hex(t.mask ?? 0xffffffff)}`];
+    case 'connmark':
+      return ['-j', 'CONNMARK', t.op === 'save' ? '--save-mark' : '--restore-mark', '--nfmask', '0xffffffff', '--ctmask', '0xffffffff'];
+    case 'tproxy':
+      return ['-j', 'TPROXY', '--on-port', String(t.port), '--on-ip', family === 'ipv4' ? '0.0.0.0' : '::', '--tproxy-mark', `${hex(t.mark)}/${hex(t.mask)}`];
+    default:
+      return istioTarget(t);
+  }
+}
+
+/** Match and target tokens as iptables-save prints them: addresses, interfaces and protocol first. */
+export function formatSaveSpec(rule: Rule, family: Family): string[] {
+  const proto = rule.match.find((c): c is Extract<Clause, { k: 'proto' }> => c.k === 'proto')?.proto;
+  const leading = LEADING.flatMap((k) => rule.match.filter((c) => c.k === k));
+  const rest = rule.match.filter((c) => !LEADING.includes(c.k));
+  return [...leading, ...rest].flatMap((c) => saveClause(c, family, proto, rule.purpose)).concat(saveTarget(rule.target, family));
+}
