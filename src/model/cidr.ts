@@ -18,16 +18,32 @@ export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 const V4_PART = /^(0|[1-9][0-9]{0,2})$/;
 
+function isDottedQuad(text: string): boolean {
+  const parts = text.split('.');
+  return parts.length === 4 && parts.every((p) => V4_PART.test(p) && Number(p) <= 255);
+}
+
+/**
+ * ipaddr.js reads any embedded dotted quad as IPv4-mapped (`::1.2.3.4` becomes `::ffff:1.2.3.4`), so the
+ * dotted tail is turned into two hex groups before it parses the rest.
+ */
+function embeddedV4ToHex(text: string): string | undefined {
+  const lastColon = text.lastIndexOf(':');
+  const tail = text.slice(lastColon + 1);
+  if (!tail.includes('.')) return text;
+  if (!isDottedQuad(tail)) return undefined;
+  const [a = 0, b = 0, c = 0, d = 0] = tail.split('.').map(Number);
+  return `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
 function parseAddress(text: string): Parsed<ipaddr.IPv4 | ipaddr.IPv6> {
   if (text.includes('%')) return { ok: false, reason: 'zones are not allowed' };
   if (text.includes(':')) {
-    if (!ipaddr.IPv6.isValid(text)) return { ok: false, reason: 'not an IPv6 address' };
-    return { ok: true, value: ipaddr.IPv6.parse(text) };
+    const hex = embeddedV4ToHex(text);
+    if (hex === undefined || !ipaddr.IPv6.isValid(hex)) return { ok: false, reason: 'not an IPv6 address' };
+    return { ok: true, value: ipaddr.IPv6.parse(hex) };
   }
-  const parts = text.split('.');
-  if (parts.length !== 4 || !parts.every((p) => V4_PART.test(p) && Number(p) <= 255)) {
-    return { ok: false, reason: 'not an IPv4 address (four decimal octets, no leading zeros)' };
-  }
+  if (!isDottedQuad(text)) return { ok: false, reason: 'not an IPv4 address (four decimal octets, no leading zeros)' };
   return { ok: true, value: ipaddr.IPv4.parse(text) };
 }
 
@@ -71,5 +87,6 @@ export function cidr(text: string): Cidr {
 
 /** Loopback as Go's netip.Addr.IsLoopback judges the address as given (host bits included): 127/8 or ::1. */
 export function isLoopbackCidr(c: Cidr): boolean {
-  return ipaddr.parse(c.text.slice(0, c.text.indexOf('/'))).range() === 'loopback';
+  const addr = parseAddress(c.text.slice(0, c.text.indexOf('/')));
+  return addr.ok && addr.value.range() === 'loopback';
 }

@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { execa } from 'execa';
+
+/**
+ * Throwaway network namespaces for root tests. Names are unique per test (`mct-<hex>`), and every
+ * namespace made here is deleted in `finally`, also when the test fails. The machine's own namespace is
+ * never touched: every command runs through `ip netns exec <ours>`.
+ */
+export function requireRoot(): void {
+  if (process.getuid?.() !== 0) {
+    throw new Error('this suite creates network namespaces and needs root (CI runs it as root)');
+  }
+}
+
+export function uniqueName(prefix = 'mct'): string {
+  return `${prefix}-${randomBytes(4).toString('hex')}`;
+}
+
+export interface Netns {
+  readonly name: string;
+  readonly path: string;
+  /** Runs a command inside the namespace; rejects on non-zero exit. */
+  run(cmd: string, args: readonly string[], opts?: { input?: string }): Promise<{ stdout: string; stderr: string }>;
+  /** Same, but resolves with the exit code instead of rejecting. */
+  tryRun(cmd: string, args: readonly string[], opts?: { input?: string }): Promise<{ exitCode: number; stdout: string; stderr: string }>;
+}
+
+export async function createNetns(prefix?: string): Promise<Netns> {
+  const name = uniqueName(prefix);
+  await execa('ip', ['netns', 'add', name]);
+  const tryRun: Netns['tryRun'] = async (cmd, args, opts = {}) => {
+    const r = await execa('ip', ['netns', 'exec', name, cmd, ...args], { input: opts.input ?? '', reject: false });
+    return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr };
+  };
+  return {
+    name,
+    path: `/run/netns/${name}`,
+    tryRun,
+    async run(cmd, args, opts) {
+      const r = await tryRun(cmd, args, opts);
+      if (r.exitCode !== 0) throw new Error(`${cmd} ${args.join(' ')} in ${name} exited ${r.exitCode}: ${r.stderr}`);
+      return r;
+    },
+  };
+}
+
+export async function deleteNetns(ns: Netns | undefined): Promise<void> {
+  if (ns) await execa('ip', ['netns', 'del', ns.name], { reject: false });
+}
+
+/** Runs `fn` with a fresh namespace that is removed afterwards whatever happens. */
+export async function withNetns<T>(fn: (ns: Netns) => Promise<T>, prefix?: string): Promise<T> {
+  const ns = await createNetns(prefix);
+  try {
+    return await fn(ns);
+  } finally {
+    await deleteNetns(ns);
+  }
+}
+
+/** iptables-save output without its `#` comment lines, split into tables keyed by `*name`. */
+export function saveTables(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  let current: string[] = [];
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line === '') continue;
+    current.push(line);
+    if (line === 'COMMIT') {
+      out.set(current[0] ?? '', current.join('\n'));
+      current = [];
+    }
+  }
+  return out;
+}
+
+/** Splits a save-format dry-run into the text of each family. */
+export function splitDryRunFamilies(text: string): { ipv4: string; ipv6: string } {
+  const [, v4 = '', v6 = ''] = text.split(/^# ip6?tables-save$/m);
+  return { ipv4: v4.trim(), ipv6: v6.trim() };
+}
