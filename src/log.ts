@@ -22,7 +22,7 @@ function prettySink(out: LogSink): LogSink {
   return {
     write(chunk: string) {
       for (const line of chunk.split('\n').filter(Boolean)) {
-        const { level, msg, time: _t, pid: _p, hostname: _h, ...rest } = JSON.parse(line) as Record<string, unknown>;
+        const { level, msg, time: _t, pid: _p, hostname: _h, name: _n, ...rest } = JSON.parse(line) as Record<string, unknown>;
         const fields = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
         out.write(`${(LEVEL_NAMES[Number(level)] ?? String(level)).padEnd(5)} ${String(msg)}${fields.length ? ` ${fields.join(' ')}` : ''}\n`);
       }
@@ -34,7 +34,7 @@ function prettySink(out: LogSink): LogSink {
 export function createLogger(opts: { level: LogLevel; format: LogFormat; sink?: LogSink; name?: string }): Logger {
   const sink = opts.sink ?? pino.destination({ fd: 2, sync: true });
   return pino(
-    { level: opts.level, name: opts.name ?? 'meshcap', base: undefined, timestamp: pino.stdTimeFunctions.isoTime },
+    { level: opts.level, name: opts.name ?? 'meshcap', base: null, timestamp: pino.stdTimeFunctions.isoTime },
     opts.format === 'pretty' ? prettySink(sink) : sink,
   );
 }

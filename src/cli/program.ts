@@ -11,7 +11,9 @@ export interface ParsedCommand {
 function toOption(spec: InputSpec): Option {
   const names = `${spec.short ? `-${spec.short}, ` : ''}--${spec.long}`;
   const env = [spec.aliasEnv, spec.env].filter(Boolean).join(', ');
-  const help = `${spec.help} (default ${JSON.stringify(spec.default)}${env ? `; env ${env}` : ''})`;
+  const shownDefault = spec.help.includes('default') ? [] : [`default ${JSON.stringify(spec.default)}`];
+  const notes = [...shownDefault, ...(env ? [`env ${env}`] : [])];
+  const help = notes.length > 0 ? `${spec.help} (${notes.join('; ')})` : spec.help;
   // Bool flags take an optional value like Go's pflag: --dry-run, --dry-run=true, --dry-run=false.
   return new Option(spec.kind === 'bool' ? `${names} [bool]` : `${names} <${spec.arg ?? 'value'}>`, help);
 }

@@ -9,7 +9,7 @@ const saveCommand = { ipv4: 'iptables-save', ipv6: 'ip6tables-save' } as const;
  * of the families that got rules (CASES.md §1).
  */
 export function renderIstioDryRun(plan: Plan): string {
-  const lines = [saveCommand.ipv4, saveCommand.ipv6];
+  const lines: string[] = [saveCommand.ipv4, saveCommand.ipv6];
   for (const family of plan.families) lines.push(...renderRestoreLines(plan, family));
   for (const family of plan.families) lines.push(saveCommand[family]);
   return `${lines.join('\n')}\n`;

@@ -1,0 +1,83 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../helpers/cli.js';
+import { MESHCAP_BIN } from '../../helpers/paths.js';
+import { ISTIO_INIT_ARGS } from '../../helpers/plan.js';
+
+describe('dry-run output', () => {
+  let dir = '';
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'meshcap-'));
+  });
+  afterEach(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('DRY_RUN_FILE_PATH receives the Istio framing and is truncated first', async () => {
+    const file = join(dir, 'out.txt');
+    writeFileSync(file, 'x'.repeat(100_000));
+    const res = await runCli(['-n', ...ISTIO_INIT_ARGS, '--ipv6', 'off'], { DRY_RUN_FILE_PATH: file });
+    expect(res.code).toBe(0);
+    const written = readFileSync(file, 'utf8');
+    expect(written.startsWith('iptables-save\nip6tables-save\n* nat\n')).toBe(true);
+    expect(written.endsWith('COMMIT\niptables-save\n')).toBe(true);
+    expect(res.stdout.startsWith('# iptables-save\n*nat\n')).toBe(true);
+  });
+
+  it('writes nothing but the product on stdout, logs on stderr as JSON', async () => {
+    const res = await runCli(['-n', ...ISTIO_INIT_ARGS, '--ipv6', 'off']);
+    expect(res.stdout.split('\n').every((l) => l === '' || l.startsWith('#') || l.startsWith('*') || l.startsWith(':') || l.startsWith('-A') || l === 'COMMIT')).toBe(true);
+    const log = JSON.parse(res.stderr.trim().split('\n')[0] ?? '{}') as Record<string, unknown>;
+    expect(log).toMatchObject({ msg: 'planned sidecar rules', level: 30 });
+  });
+
+  it('maps --log_output_level onto the logger, and --log-format pretty prints lines for people', async () => {
+    const quiet = await runCli(['-n', '--log_output_level=default:error', '--log_as_json']);
+    expect(quiet.stderr).toBe('');
+    const pretty = await runCli(['-n', '--log-format', 'pretty', '--ipv6', 'off']);
+    expect(pretty.stderr).toMatch(/^INFO  planned sidecar rules families=\["ipv4"\]/);
+  });
+
+  it("accepts Istio's other logging flags", async () => {
+    const res = await runCli(['-n', '--log_caller=default', '--log_stacktrace_level', 'default:none', '--log_target=stdout']);
+    expect(res.code).toBe(0);
+  });
+
+  it('warns about inputs Istio silently ignores', async () => {
+    const res = await runCli(['-n', '-b', '8080', '-d', '15021']);
+    expect(res.stderr).toContain('--istio-local-exclude-ports is ignored');
+  });
+
+  it('--help prints usage on stdout and exits 0', async () => {
+    const res = await runCli(['--help']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('--istio-service-cidr');
+  });
+
+  it('refuses to apply rules in this version rather than pretend', async () => {
+    const res = await runCli([...ISTIO_INIT_ARGS]);
+    expect(res.code).toBe(5);
+  });
+});
+
+describe('the bundled executable', () => {
+  it('runs as `node dist/meshcap.mjs` without root, iptables or a non-loopback address', async () => {
+    const r = await execa(process.execPath, [MESHCAP_BIN, '-n', ...ISTIO_INIT_ARGS], {
+      reject: false,
+      env: { PATH: '/nonexistent' },
+      extendEnv: false,
+    });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toContain('-A ISTIO_INBOUND -p tcp -j ISTIO_IN_REDIRECT');
+  });
+
+  it('exits 2 on bad input with one line on stderr', async () => {
+    const r = await execa(process.execPath, [MESHCAP_BIN, '-n', '-p', '0'], { reject: false });
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+  });
+});
