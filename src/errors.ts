@@ -77,3 +77,15 @@ export class ValidationProbeError extends MeshcapError {
     this.name = 'ValidationProbeError';
   }
 }
+
+/** The namespace holds a different set of our rules and --reconcile was not given. Exit 5. */
+export class StateConflictError extends MeshcapError {
+  readonly differences: readonly string[];
+  constructor(differences: readonly string[]) {
+    const shown = differences.slice(0, 3).join('; ');
+    const more = differences.length > 3 ? ` (+${differences.length - 3} more)` : '';
+    super('environment', `the namespace holds a different set of capture rules: ${shown}${more}; rerun with --reconcile to replace them`);
+    this.name = 'StateConflictError';
+    this.differences = differences;
+  }
+}

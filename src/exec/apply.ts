@@ -1,0 +1,131 @@
+import { CommandError, StateConflictError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { TABLES } from '../model/chains.js';
+import type { Plan } from '../model/plan.js';
+import type { Family } from '../model/rule.js';
+import { detectIptables, hintFor, type Iptables } from './detect.js';
+import { applyRouting, removeRouting } from './routes.js';
+import { describeCommand, type Runner } from './runner.js';
+import { diffOwned, isEmptyOwned, parseSave, type FamilyState } from './state.js';
+import { cleanupEdits, convergeEdits, expectedState, ownedTables, renderEdits, rollbackEdits, wantedBuiltinRules } from './transaction.js';
+
+export interface ExecOptions {
+  readonly reconcile: boolean;
+  readonly forceApply: boolean;
+  readonly forcedBackend: 'legacy' | 'nft' | undefined;
+}
+
+export interface FamilyReport {
+  readonly family: Family;
+  readonly backend: string;
+  readonly reason: string;
+  readonly action: 'applied' | 'unchanged' | 'reconciled' | 'removed' | 'clean';
+}
+
+export interface ExecReport {
+  readonly families: readonly FamilyReport[];
+}
+
+interface FamilyContext {
+  readonly ipt: Iptables;
+  readonly before: FamilyState;
+  readonly wanted: ReadonlySet<string>;
+  readonly differences: readonly string[];
+  readonly residue: boolean;
+}
+
+async function restore(runner: Runner, ipt: Iptables, text: string): Promise<void> {
+  const args = ['--noflush', ...ipt.waitArgs];
+  const r = await runner.run(ipt.restore, args, { input: text });
+  if (r.exitCode !== 0) {
+    const cmd = describeCommand(ipt.restore, args);
+    throw new CommandError({ command: cmd, exitCode: r.exitCode, stderr: r.stderr, hint: hintFor(r, ipt.restore) });
+  }
+}
+
+async function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<FamilyContext[]> {
+  const contexts: FamilyContext[] = [];
+  for (const family of plan.families) {
+    const ipt = await detectIptables(runner, family, opts.forcedBackend);
+    const before = parseSave(ipt.state);
+    const expected = expectedState(plan, family);
+    const wanted = wantedBuiltinRules(expected);
+    const have = ownedTables(before, wanted);
+    const want = ownedTables(expected, wanted);
+    const differences = TABLES.flatMap((t) => diffOwned(have.get(t), want.get(t), t));
+    const residue = [...have.values()].some((o) => !isEmptyOwned(o));
+    contexts.push({ ipt, before, wanted, differences, residue });
+  }
+  return contexts;
+}
+
+/** Puts each family in `done` back to its state before this run, newest first; reports failures. */
+async function rollback(runner: Runner, done: readonly FamilyContext[], log: Logger): Promise<string[]> {
+  const failures: string[] = [];
+  for (const ctx of [...done].reverse()) {
+    try {
+      const now = await runner.run(ctx.ipt.save, []);
+      const text = renderEdits(rollbackEdits(parseSave(now.stdout), ctx.before, ctx.wanted));
+      if (text !== '') await restore(runner, ctx.ipt, text);
+      log.warn({ family: ctx.ipt.family }, 'rolled back');
+    } catch (err) {
+      failures.push(`${ctx.ipt.family}: ${(err as Error).message}`);
+    }
+  }
+  return failures;
+}
+
+/**
+ * Applies a plan: per family (IPv4, then IPv6) one `iptables-restore --noflush` that leaves exactly the plan
+ * of ours in the namespace; then routing. The same plan twice is a no-op. A different set of ours is an error
+ * unless --reconcile. Any failure puts every family back to where it was before this run.
+ */
+export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, log: Logger): Promise<ExecReport> {
+  const contexts = await inspect(runner, plan, opts);
+  for (const c of contexts) log.info({ family: c.ipt.family, backend: c.ipt.backend, reason: c.ipt.reason }, 'chose iptables backend');
+  const conflicts = contexts.filter((c) => c.residue && c.differences.length > 0);
+  if (conflicts.length > 0 && !opts.reconcile && !opts.forceApply) {
+    throw new StateConflictError(conflicts.flatMap((c) => c.differences.map((d) => `${c.ipt.family} ${d}`)));
+  }
+  const done: FamilyContext[] = [];
+  const families: FamilyReport[] = [];
+  for (const c of contexts) {
+    const base = { family: c.ipt.family, backend: c.ipt.backend, reason: c.ipt.reason };
+    if (c.differences.length === 0 && !opts.forceApply) {
+      families.push({ ...base, action: 'unchanged' });
+      continue;
+    }
+    const text = renderEdits(convergeEdits(plan, c.ipt.family, c.before));
+    done.push(c);
+    try {
+      await restore(runner, c.ipt, text);
+    } catch (err) {
+      const failures = await rollback(runner, done, log);
+      if (failures.length > 0 && err instanceof Error) err.message += `; rollback failed: ${failures.join('; ')}`;
+      throw err;
+    }
+    families.push({ ...base, action: c.residue ? 'reconciled' : 'applied' });
+  }
+  try {
+    await applyRouting(runner, plan);
+  } catch (err) {
+    await rollback(runner, done, log);
+    throw err;
+  }
+  return { families };
+}
+
+/** `--cleanup-only`: removes exactly what this config creates, in one restore per family, then its routing. */
+export async function cleanupPlan(runner: Runner, plan: Plan, opts: ExecOptions, log: Logger): Promise<ExecReport> {
+  const families: FamilyReport[] = [];
+  for (const family of plan.families) {
+    const ipt = await detectIptables(runner, family, opts.forcedBackend);
+    const { edits, kept } = cleanupEdits(plan, family, parseSave(ipt.state));
+    for (const k of kept) log.warn({ family, chain: k }, 'left a chain another of our chains still uses');
+    const text = renderEdits(edits);
+    if (text !== '') await restore(runner, ipt, text);
+    families.push({ family, backend: ipt.backend, reason: ipt.reason, action: text === '' ? 'clean' : 'removed' });
+  }
+  await removeRouting(runner, plan);
+  return { families };
+}

@@ -1,0 +1,92 @@
+import { CommandError } from '../errors.js';
+import type { Family } from '../model/rule.js';
+import { describeCommand, NOT_FOUND, type RunResult, type Runner } from './runner.js';
+
+export type Backend = 'legacy' | 'nft' | 'plain';
+
+/** The binaries of one family on one backend, and what the writes need. */
+export interface Iptables {
+  readonly family: Family;
+  readonly backend: Backend;
+  readonly save: string;
+  readonly restore: string;
+  /** Extra restore arguments: `--wait=30` on legacy ≥ 1.6.2, as Istio passes it. */
+  readonly waitArgs: readonly string[];
+  readonly reason: string;
+  /** The family's current state, as `save` printed it during detection. */
+  readonly state: string;
+}
+
+export function binaryName(family: Family, backend: Backend, tool: '' | 'save' | 'restore'): string {
+  const base = family === 'ipv4' ? 'iptables' : 'ip6tables';
+  return [base, backend === 'plain' ? '' : backend, tool].filter(Boolean).join('-');
+}
+
+/** `v1.8.9` out of a save header or `--version` line; `nf_tables` marks the nft flavour. */
+export function parseVersion(text: string): number[] | undefined {
+  const m = /v([0-9]+(?:\.[0-9]+)+)/.exec(text);
+  return m?.[1]?.split('.').map(Number);
+}
+
+function atLeast(v: readonly number[], min: readonly number[]): boolean {
+  for (let i = 0; i < min.length; i++) {
+    const a = v[i] ?? 0;
+    const b = min[i] ?? 0;
+    if (a !== b) return a > b;
+  }
+  return true;
+}
+
+/** Istio's "existing rules" test: the save output has at least three lines. */
+const hasRules = (save: string) => save.split('\n').length - 1 >= 3;
+
+export function hintFor(result: RunResult, cmd: string): string | undefined {
+  const err = result.stderr;
+  if (result.exitCode === NOT_FOUND || /No such file or directory|command not found/.test(err)) return `${cmd} is not installed (install the iptables package)`;
+  if (/xtables lock|Another app is currently holding/.test(err)) return 'the xtables lock is held by another process';
+  if (/Table does not exist|can't initialize|Could not fetch rule set|Protocol not supported|does not exist \(do you need to insmod/.test(err)) return 'the kernel lacks this table or match (load the iptables/nf_tables modules)';
+  if (/Permission denied|Operation not permitted/.test(err)) return 'meshcap needs NET_ADMIN (and NET_RAW) in the target namespace';
+  return undefined;
+}
+
+async function waitArgsFor(runner: Runner, backend: Backend, family: Family, state: string): Promise<string[]> {
+  if (backend !== 'legacy') return [];
+  let version = parseVersion(state);
+  if (version === undefined) version = parseVersion((await runner.run(binaryName(family, 'legacy', 'save'), ['--version'])).stdout);
+  return version !== undefined && atLeast(version, [1, 6, 2]) ? ['--wait=30'] : [];
+}
+
+/**
+ * Istio's legacy/nft choice (istio-sidecar.md §8), run in the target namespace: legacy if it already holds
+ * rules there, else nft if it works, else plain `iptables`. The save that decides is also the current state,
+ * so detection costs one or two `*-save` runs per family. Istio's extra `-A INPUT -p 255` kernel probe is
+ * left out: the restore itself fails with the same error and is rolled back.
+ */
+export async function detectIptables(runner: Runner, family: Family, forced?: 'legacy' | 'nft'): Promise<Iptables> {
+  const make = async (backend: Backend, reason: string, state: string): Promise<Iptables> => ({
+    family,
+    backend,
+    save: binaryName(family, backend, 'save'),
+    restore: binaryName(family, backend, 'restore'),
+    waitArgs: await waitArgsFor(runner, backend, family, state),
+    reason,
+    state,
+  });
+  const trySave = (backend: Backend) => runner.run(binaryName(family, backend, 'save'), []);
+  if (forced !== undefined) {
+    const r = await trySave(forced);
+    const cmd = binaryName(family, forced, 'save');
+    if (r.exitCode !== 0) throw new CommandError({ command: cmd, exitCode: r.exitCode, stderr: r.stderr, hint: hintFor(r, cmd) });
+    return make(forced, `--force-iptables-binary ${forced}`, r.stdout);
+  }
+  const legacy = await trySave('legacy');
+  if (legacy.exitCode === 0 && hasRules(legacy.stdout)) return make('legacy', 'legacy tables already hold rules in this namespace', legacy.stdout);
+  const nft = await trySave('nft');
+  if (nft.exitCode === 0) return make('nft', legacy.exitCode === 0 ? 'no legacy rules here; nf_tables works' : 'legacy iptables unusable; nf_tables works', nft.stdout);
+  const plain = await trySave('plain');
+  const cmd = binaryName(family, 'plain', 'save');
+  if (plain.exitCode !== 0) {
+    throw new CommandError({ command: describeCommand(cmd, []), exitCode: plain.exitCode, stderr: plain.stderr || nft.stderr, hint: hintFor(plain, cmd) });
+  }
+  return make('plain', 'neither legacy nor nft variants work; using plain iptables', plain.stdout);
+}

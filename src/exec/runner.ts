@@ -1,0 +1,36 @@
+/** The result of one external command. Non-zero exits are results, not exceptions. */
+export interface RunResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface RunOptions {
+  /** Written to the command's stdin. */
+  readonly input?: string;
+}
+
+/** How the executor runs commands: execa in production, a recording fake in unit tests. */
+export interface Runner {
+  run(cmd: string, args: readonly string[], opts?: RunOptions): Promise<RunResult>;
+}
+
+/** Exit code a runner reports when the command does not exist (as a shell would). */
+export const NOT_FOUND = 127;
+
+/** A one-line description of a command for logs and errors. */
+export function describeCommand(cmd: string, args: readonly string[]): string {
+  return [cmd, ...args].join(' ');
+}
+
+/** Wraps a runner and counts the processes it starts (the report's "processes per apply"). */
+export function countingRunner(inner: Runner): Runner & { readonly count: () => number } {
+  let n = 0;
+  return {
+    run(cmd, args, opts) {
+      n++;
+      return inner.run(cmd, args, opts);
+    },
+    count: () => n,
+  };
+}

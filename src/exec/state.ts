@@ -1,0 +1,140 @@
+import { OWNED_CHAIN_PREFIX } from '../model/names.js';
+import type { Table } from '../model/rule.js';
+import { BUILTIN_CHAINS } from '../render/save.js';
+
+/** One rule as iptables-save prints it: its chain and its canonical match/target tokens. */
+export interface SavedRule {
+  readonly chain: string;
+  readonly spec: string;
+}
+
+export interface TableState {
+  readonly table: Table;
+  /** Every chain the table declares (builtin and user), in save order. */
+  readonly chains: readonly string[];
+  /** Every rule in save order (grouped by chain, in chain order). */
+  readonly rules: readonly SavedRule[];
+}
+
+export type FamilyState = ReadonlyMap<Table, TableState>;
+
+const KNOWN_TABLES = new Set<string>(['filter', 'nat', 'mangle', 'raw']);
+
+/** Splits a rule line into tokens, keeping "quoted strings" (comments) whole. */
+export function tokenize(line: string): string[] {
+  return [...line.matchAll(/"(?:[^"\\]|\\.)*"|\S+/g)].map((m) => m[0]);
+}
+
+/**
+ * Parses iptables-save output into tables, chains and rules. Comment lines and tables meshcap never
+ * touches (security) are skipped; rule text is re-joined token by token, so spacing never matters.
+ */
+export function parseSave(text: string): Map<Table, TableState> {
+  const out = new Map<Table, { table: Table; chains: string[]; rules: SavedRule[] }>();
+  let current: { table: Table; chains: string[]; rules: SavedRule[] } | undefined;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) continue;
+    if (line.startsWith('*')) {
+      const name = line.slice(1).trim();
+      current = KNOWN_TABLES.has(name) ? { table: name as Table, chains: [], rules: [] } : undefined;
+      if (current) out.set(current.table, current);
+    } else if (current === undefined || line === 'COMMIT') {
+      continue;
+    } else if (line.startsWith(':')) {
+      current.chains.push(line.slice(1).split(/\s+/)[0] ?? '');
+    } else if (line.startsWith('-A ')) {
+      const [, chain = '', ...spec] = tokenize(line);
+      current.rules.push({ chain, spec: spec.join(' ') });
+    }
+  }
+  return out;
+}
+
+export const isOwnedChain = (chain: string) => chain.startsWith(OWNED_CHAIN_PREFIX);
+
+export function isBuiltinChain(table: Table, chain: string): boolean {
+  return BUILTIN_CHAINS[table].includes(chain);
+}
+
+/** The chain a rule jumps or goes to, if any. */
+export function targetOf(spec: string): string | undefined {
+  const t = tokenize(spec);
+  const i = t.findIndex((x) => x === '-j' || x === '-g');
+  return i >= 0 ? t[i + 1] : undefined;
+}
+
+/**
+ * Rules Istio's TPROXY mode adds to mangle's builtin chains that jump nowhere of ours: recognised by shape,
+ * so a leftover of a different config is still known as ours.
+ */
+const TPROXY_SHAPES: readonly RegExp[] = [
+  /^-p tcp -m mark --mark 0x[0-9a-f]+ -j CONNMARK --save-mark --nfmask 0xffffffff --ctmask 0xffffffff$/,
+  /^-o lo -p tcp -m mark --mark 0x[0-9a-f]+ -j RETURN$/,
+  /^! -d \S+ -o lo -p tcp -m owner --(uid|gid)-owner [0-9]+ -j MARK --set-xmark 0x53a\/0xffffffff$/,
+  /^-p tcp -m connmark --mark 0x[0-9a-f]+ -j CONNMARK --restore-mark --nfmask 0xffffffff --ctmask 0xffffffff$/,
+];
+
+/** What of a table is ours: ISTIO_* chains with their rules, and our rules in builtin chains. */
+export interface OwnedTable {
+  readonly table: Table;
+  readonly chains: ReadonlyMap<string, readonly string[]>;
+  /** builtin chain → our rules there, in order. */
+  readonly builtin: ReadonlyMap<string, readonly string[]>;
+}
+
+/**
+ * Picks out our part of a table: every ISTIO_* chain, and in builtin chains every rule that jumps into an
+ * ISTIO_* chain, has a TPROXY-mode shape, or is exactly a rule the wanted config puts there.
+ */
+export function ownedPart(state: TableState, wantedBuiltin: ReadonlySet<string> = new Set()): OwnedTable {
+  const chains = new Map<string, string[]>();
+  const builtin = new Map<string, string[]>();
+  for (const c of state.chains) if (isOwnedChain(c)) chains.set(c, []);
+  for (const r of state.rules) {
+    if (isOwnedChain(r.chain)) {
+      chains.get(r.chain)?.push(r.spec) ?? chains.set(r.chain, [r.spec]);
+      continue;
+    }
+    if (!isBuiltinChain(state.table, r.chain)) continue;
+    const target = targetOf(r.spec);
+    const ours =
+      (target !== undefined && isOwnedChain(target)) ||
+      wantedBuiltin.has(`${r.chain} ${r.spec}`) ||
+      (state.table === 'mangle' && TPROXY_SHAPES.some((re) => re.test(r.spec)));
+    if (ours) builtin.set(r.chain, [...(builtin.get(r.chain) ?? []), r.spec]);
+  }
+  return { table: state.table, chains, builtin };
+}
+
+export function isEmptyOwned(o: OwnedTable): boolean {
+  return o.chains.size === 0 && o.builtin.size === 0;
+}
+
+/** Human-readable differences between what is ours now and what the config wants; empty when equal. */
+export function diffOwned(have: OwnedTable | undefined, want: OwnedTable | undefined, table: Table): string[] {
+  const out: string[] = [];
+  const hc = have?.chains ?? new Map<string, readonly string[]>();
+  const wc = want?.chains ?? new Map<string, readonly string[]>();
+  for (const [chain, rules] of wc) {
+    const h = hc.get(chain);
+    if (h === undefined) out.push(`${table} chain ${chain} is missing`);
+    else if (h.join('\n') !== rules.join('\n')) out.push(`${table} chain ${chain} differs: ${describeListDiff(h, rules)}`);
+  }
+  for (const chain of hc.keys()) if (!wc.has(chain)) out.push(`${table} chain ${chain} is not wanted by this config`);
+  const hb = have?.builtin ?? new Map<string, readonly string[]>();
+  const wb = want?.builtin ?? new Map<string, readonly string[]>();
+  for (const chain of new Set([...hb.keys(), ...wb.keys()])) {
+    const h = hb.get(chain) ?? [];
+    const w = wb.get(chain) ?? [];
+    if (h.join('\n') !== w.join('\n')) out.push(`${table} ${chain} differs: ${describeListDiff(h, w)}`);
+  }
+  return out;
+}
+
+function describeListDiff(have: readonly string[], want: readonly string[]): string {
+  const missing = want.filter((r) => !have.includes(r));
+  const extra = have.filter((r) => !want.includes(r));
+  if (missing.length === 0 && extra.length === 0) return 'same rules in another order';
+  return [...missing.slice(0, 2).map((r) => `missing "${r}"`), ...extra.slice(0, 2).map((r) => `unexpected "${r}"`)].join(', ');
+}

@@ -1,0 +1,150 @@
+import { declaredChains, rulesFor, TABLES } from '../model/chains.js';
+import type { Plan } from '../model/plan.js';
+import type { Family, Table } from '../model/rule.js';
+import { formatRuleLine } from '../render/restore.js';
+import { renderSaveFamily } from '../render/save.js';
+import { isBuiltinChain, isOwnedChain, ownedPart, parseSave, targetOf, type FamilyState, type OwnedTable, type SavedRule, type TableState } from './state.js';
+
+/**
+ * One table's change in a single `iptables-restore --noflush` block, in this order: create-or-flush chains
+ * (`:C - [0:0]`), delete our rules from builtin chains, delete chains no longer wanted, add rules. Each
+ * block is one kernel transaction on both backends.
+ */
+export interface TableEdit {
+  readonly table: Table;
+  readonly flushChains: readonly string[];
+  readonly deleteRules: readonly SavedRule[];
+  readonly deleteChains: readonly string[];
+  readonly addLines: readonly string[];
+}
+
+export function isEmptyEdit(e: TableEdit): boolean {
+  return e.flushChains.length + e.deleteRules.length + e.deleteChains.length + e.addLines.length === 0;
+}
+
+export function renderEdits(edits: readonly TableEdit[]): string {
+  const lines: string[] = [];
+  for (const e of edits.filter((x) => !isEmptyEdit(x))) {
+    lines.push(`*${e.table}`);
+    for (const c of e.flushChains) lines.push(`:${c} - [0:0]`);
+    for (const r of e.deleteRules) lines.push(`-D ${r.chain} ${r.spec}`);
+    for (const c of e.deleteChains) lines.push(`-X ${c}`);
+    lines.push(...e.addLines, 'COMMIT');
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+}
+
+const emptyTable = (table: Table): TableState => ({ table, chains: [], rules: [] });
+
+/** What the plan leaves in one family, as iptables-save would print it, parsed. */
+export function expectedState(plan: Plan, family: Family): FamilyState {
+  return parseSave(renderSaveFamily(plan, family).join('\n'));
+}
+
+/** `chain spec` of every rule the plan puts in a builtin chain (save spelling). */
+export function wantedBuiltinRules(expected: FamilyState): Set<string> {
+  const out = new Set<string>();
+  for (const t of expected.values()) for (const r of t.rules) if (isBuiltinChain(t.table, r.chain)) out.add(`${r.chain} ${r.spec}`);
+  return out;
+}
+
+/** Our part of every table of a family. */
+export function ownedTables(state: FamilyState, wanted: ReadonlySet<string>): Map<Table, OwnedTable> {
+  return new Map([...state.values()].map((t) => [t.table, ownedPart(t, wanted)]));
+}
+
+function removeAll(owned: OwnedTable | undefined): Pick<TableEdit, 'deleteRules'> & { chains: string[] } {
+  const deleteRules = [...(owned?.builtin ?? new Map<string, readonly string[]>())].flatMap(([chain, specs]) => specs.map((spec) => ({ chain, spec })));
+  return { deleteRules, chains: [...(owned?.chains.keys() ?? [])] };
+}
+
+/**
+ * Replaces everything of ours in the family with the plan: flush or create the plan's chains, delete every
+ * rule of ours in builtin chains and every ISTIO_* chain the plan does not want, then replay the plan's
+ * appends and inserts (so inserts land exactly as on a fresh apply). A clean namespace gets the plan as is.
+ */
+export function convergeEdits(plan: Plan, family: Family, current: FamilyState): TableEdit[] {
+  const owned = ownedTables(current, wantedBuiltinRules(expectedState(plan, family)));
+  return TABLES.map((table) => {
+    const rules = rulesFor(plan.rules, family, table);
+    const wanted = declaredChains(rules);
+    const { deleteRules, chains } = removeAll(owned.get(table));
+    const stale = chains.filter((c) => !wanted.includes(c));
+    return { table, flushChains: [...wanted, ...stale], deleteRules, deleteChains: stale, addLines: rules.map((r) => formatRuleLine(r, family)) };
+  });
+}
+
+/**
+ * Puts a family back to a snapshot taken before we changed it: removes whatever of ours is there now, then
+ * re-creates the snapshot's ISTIO_* chains and re-inserts its builtin-chain rules at their old positions
+ * (in ascending order, so positions among the untouched foreign rules come out exactly as they were).
+ */
+export function rollbackEdits(now: FamilyState, before: FamilyState, wanted: ReadonlySet<string>): TableEdit[] {
+  const ownedNow = ownedTables(now, wanted);
+  return TABLES.map((table) => {
+    const prev = before.get(table) ?? emptyTable(table);
+    const prevOwned = ownedPart(prev, new Set());
+    const { deleteRules, chains } = removeAll(ownedNow.get(table));
+    const keep = [...prevOwned.chains.keys()];
+    const addLines: string[] = [];
+    for (const [chain, specs] of prevOwned.chains) addLines.push(...specs.map((s) => `-A ${chain} ${s}`));
+    const position = new Map<string, number>();
+    for (const r of prev.rules) {
+      if (!isBuiltinChain(table, r.chain)) continue;
+      const i = (position.get(r.chain) ?? 0) + 1;
+      position.set(r.chain, i);
+      if (prevOwned.builtin.get(r.chain)?.includes(r.spec)) addLines.push(`-I ${r.chain} ${i} ${r.spec}`);
+    }
+    return {
+      table,
+      flushChains: [...new Set([...keep, ...chains])],
+      deleteRules,
+      deleteChains: chains.filter((c) => !keep.includes(c)),
+      addLines,
+    };
+  });
+}
+
+/**
+ * `--cleanup-only`: removes exactly what this config creates — its rules in builtin chains (as many times as
+ * it adds them), rules jumping into the chains it removes, and its ISTIO_* chains — and nothing else. A chain
+ * still referenced by an ISTIO_* chain this config does not own is left in place (and reported).
+ */
+export function cleanupEdits(plan: Plan, family: Family, current: FamilyState): { edits: TableEdit[]; kept: string[] } {
+  const expected = expectedState(plan, family);
+  const kept: string[] = [];
+  const edits = TABLES.map((table): TableEdit => {
+    const state = current.get(table) ?? emptyTable(table);
+    const mine = new Set(declaredChains(rulesFor(plan.rules, family, table)));
+    const present = state.chains.filter((c) => mine.has(c));
+    let remove = new Set(present);
+    // Never remove a chain that a rule we leave alone still jumps to.
+    for (let changed = true; changed; ) {
+      changed = false;
+      for (const r of state.rules) {
+        const t = targetOf(r.spec);
+        if (t !== undefined && remove.has(t) && isOwnedChain(r.chain) && !remove.has(r.chain)) {
+          remove = new Set([...remove].filter((c) => c !== t));
+          kept.push(`${table} ${t} (still used by ${r.chain})`);
+          changed = true;
+        }
+      }
+    }
+    const budget = new Map<string, number>();
+    for (const r of expected.get(table)?.rules ?? []) {
+      if (isBuiltinChain(table, r.chain)) budget.set(`${r.chain} ${r.spec}`, (budget.get(`${r.chain} ${r.spec}`) ?? 0) + 1);
+    }
+    const deleteRules = state.rules.filter((r) => {
+      if (!isBuiltinChain(table, r.chain)) return false;
+      const t = targetOf(r.spec);
+      if (t !== undefined && remove.has(t)) return true;
+      const key = `${r.chain} ${r.spec}`;
+      const left = budget.get(key) ?? 0;
+      if (left === 0) return false;
+      budget.set(key, left - 1);
+      return true;
+    });
+    return { table, flushChains: [...remove], deleteRules, deleteChains: [...remove], addLines: [] };
+  });
+  return { edits, kept };
+}
