@@ -1,9 +1,11 @@
 import { execa } from 'execa';
+import { EnvironmentError } from '../errors.js';
 import { NOT_FOUND, type Runner } from './runner.js';
 
 /**
  * Runs commands with execa, optionally inside a network namespace via `nsenter --net=<path>` (which execs
- * the command, so it costs no extra process). Never throws for a failing command.
+ * the command, so it costs no extra process). A failing command is a result; only a namespace that cannot be
+ * entered throws (EnvironmentError).
  */
 export function createExecaRunner(netns?: string): Runner {
   return {
@@ -13,6 +15,10 @@ export function createExecaRunner(netns?: string): Runner {
       if (r.failed && r.exitCode === undefined) {
         const missing = (r as { code?: string }).code === 'ENOENT';
         return { exitCode: missing ? NOT_FOUND : -1, stdout: r.stdout, stderr: missing ? `${file}: command not found` : (r.stderr || r.shortMessage) ?? '' };
+      }
+      if (netns !== undefined && r.exitCode !== 0 && /^nsenter: (reassociate to namespace|cannot open)/m.test(r.stderr)) {
+        const line = r.stderr.split('\n').find((l) => l.startsWith('nsenter:')) ?? r.stderr;
+        throw new EnvironmentError(`${netns} is not a network namespace meshcap can enter (--netns): ${line}`);
       }
       return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr };
     },

@@ -1,4 +1,5 @@
 import { OWNED_CHAIN_PREFIX } from '../model/names.js';
+import { recordChainFor } from '../model/ownership.js';
 import type { Table } from '../model/rule.js';
 import { BUILTIN_CHAINS } from '../render/save.js';
 
@@ -52,6 +53,7 @@ export function parseSave(text: string): Map<Table, TableState> {
 }
 
 export const isOwnedChain = (chain: string) => chain.startsWith(OWNED_CHAIN_PREFIX);
+const RECORD_PREFIX = recordChainFor('');
 
 export function isBuiltinChain(table: Table, chain: string): boolean {
   return BUILTIN_CHAINS[table].includes(chain);
@@ -64,17 +66,6 @@ export function targetOf(spec: string): string | undefined {
   return i >= 0 ? t[i + 1] : undefined;
 }
 
-/**
- * Rules Istio's TPROXY mode adds to mangle's builtin chains that jump nowhere of ours: recognised by shape,
- * so a leftover of a different config is still known as ours.
- */
-const TPROXY_SHAPES: readonly RegExp[] = [
-  /^-p tcp -m mark --mark 0x[0-9a-f]+ -j CONNMARK --save-mark --nfmask 0xffffffff --ctmask 0xffffffff$/,
-  /^-o lo -p tcp -m mark --mark 0x[0-9a-f]+ -j RETURN$/,
-  /^! -d \S+ -o lo -p tcp -m owner --(uid|gid)-owner [0-9]+ -j MARK --set-xmark 0x53a\/0xffffffff$/,
-  /^-p tcp -m connmark --mark 0x[0-9a-f]+ -j CONNMARK --restore-mark --nfmask 0xffffffff --ctmask 0xffffffff$/,
-];
-
 /** What of a table is ours: ISTIO_* chains with their rules, and our rules in builtin chains. */
 export interface OwnedTable {
   readonly table: Table;
@@ -85,23 +76,29 @@ export interface OwnedTable {
 
 /**
  * Picks out our part of a table: every ISTIO_* chain, and in builtin chains every rule that jumps into an
- * ISTIO_* chain, has a TPROXY-mode shape, or is exactly a rule the wanted config puts there.
+ * ISTIO_* chain, or that our ownership record (`ISTIO_OWNED_<chain>`) lists — as many times as it lists it —
+ * or that is exactly a rule the wanted config puts there (Istio's own look-alike rules).
  */
 export function ownedPart(state: TableState, wantedBuiltin: ReadonlySet<string> = new Set()): OwnedTable {
   const chains = new Map<string, string[]>();
   const builtin = new Map<string, string[]>();
   for (const c of state.chains) if (isOwnedChain(c)) chains.set(c, []);
-  for (const r of state.rules) {
-    if (isOwnedChain(r.chain)) {
-      chains.get(r.chain)?.push(r.spec) ?? chains.set(r.chain, [r.spec]);
-      continue;
+  for (const r of state.rules) if (isOwnedChain(r.chain)) chains.get(r.chain)?.push(r.spec) ?? chains.set(r.chain, [r.spec]);
+  const recorded = new Map<string, number>();
+  for (const [chain, specs] of chains) {
+    if (!chain.startsWith(RECORD_PREFIX)) continue;
+    for (const spec of specs) {
+      const key = `${chain.slice(RECORD_PREFIX.length)} ${spec}`;
+      recorded.set(key, (recorded.get(key) ?? 0) + 1);
     }
+  }
+  for (const r of state.rules) {
     if (!isBuiltinChain(state.table, r.chain)) continue;
+    const key = `${r.chain} ${r.spec}`;
     const target = targetOf(r.spec);
-    const ours =
-      (target !== undefined && isOwnedChain(target)) ||
-      wantedBuiltin.has(`${r.chain} ${r.spec}`) ||
-      (state.table === 'mangle' && TPROXY_SHAPES.some((re) => re.test(r.spec)));
+    const credit = recorded.get(key) ?? 0;
+    const ours = (target !== undefined && isOwnedChain(target)) || credit > 0 || wantedBuiltin.has(key);
+    if (credit > 0) recorded.set(key, credit - 1);
     if (ours) builtin.set(r.chain, [...(builtin.get(r.chain) ?? []), r.spec]);
   }
   return { table: state.table, chains, builtin };

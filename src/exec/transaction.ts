@@ -1,4 +1,5 @@
 import { declaredChains, rulesFor, TABLES } from '../model/chains.js';
+import { appliedRules } from '../model/ownership.js';
 import type { Plan } from '../model/plan.js';
 import type { Family, Table } from '../model/rule.js';
 import { formatRuleLine } from '../render/restore.js';
@@ -65,8 +66,9 @@ function removeAll(owned: OwnedTable | undefined): Pick<TableEdit, 'deleteRules'
  */
 export function convergeEdits(plan: Plan, family: Family, current: FamilyState): TableEdit[] {
   const owned = ownedTables(current, wantedBuiltinRules(expectedState(plan, family)));
+  const applied = appliedRules(plan);
   return TABLES.map((table) => {
-    const rules = rulesFor(plan.rules, family, table);
+    const rules = rulesFor(applied, family, table);
     const wanted = declaredChains(rules);
     const { deleteRules, chains } = removeAll(owned.get(table));
     const stale = chains.filter((c) => !wanted.includes(c));
@@ -112,10 +114,11 @@ export function rollbackEdits(now: FamilyState, before: FamilyState, wanted: Rea
  */
 export function cleanupEdits(plan: Plan, family: Family, current: FamilyState): { edits: TableEdit[]; kept: string[] } {
   const expected = expectedState(plan, family);
+  const applied = appliedRules(plan);
   const kept: string[] = [];
   const edits = TABLES.map((table): TableEdit => {
     const state = current.get(table) ?? emptyTable(table);
-    const mine = new Set(declaredChains(rulesFor(plan.rules, family, table)));
+    const mine = new Set(declaredChains(rulesFor(applied, family, table)));
     const present = state.chains.filter((c) => mine.has(c));
     let remove = new Set(present);
     // Never remove a chain that a rule we leave alone still jumps to.

@@ -1,4 +1,5 @@
 import { declaredChains, rulesFor } from '../model/chains.js';
+import { appliedRules } from '../model/ownership.js';
 import type { Family, Rule, Table } from '../model/rule.js';
 import type { Plan } from '../model/plan.js';
 import { formatSaveSpec } from './spec.js';
@@ -49,10 +50,11 @@ export function renderSaveTable(rules: readonly Rule[], table: Table, family: Fa
   return lines;
 }
 
-/** Every table of one family that gets rules, as `iptables-save` prints them. */
+/** Every table of one family that gets rules (with meshcap's ownership record), as `iptables-save` prints them. */
 export function renderSaveFamily(plan: Plan, family: Family): string[] {
+  const applied = appliedRules(plan);
   return SAVE_TABLE_ORDER.flatMap((table) => {
-    const rules = rulesFor(plan.rules, family, table);
+    const rules = rulesFor(applied, family, table);
     return rules.length === 0 ? [] : renderSaveTable(rules, table, family);
   });
 }
