@@ -57,9 +57,10 @@ describe('dry-run output', () => {
     expect(res.stdout).toContain('--istio-service-cidr');
   });
 
-  it('refuses to apply rules in this version rather than pretend', async () => {
-    const res = await runCli([...ISTIO_INIT_ARGS]);
-    expect(res.code).toBe(5);
+  it('runs no command at all on a dry-run', async () => {
+    const res = await runCli(['-n', ...ISTIO_INIT_ARGS, '--ipv6', 'on']);
+    expect(res.code).toBe(0);
+    expect(res.commands).toEqual([]);
   });
 });
 
