@@ -55,7 +55,7 @@ async function execute(cfg: SidecarConfig, plan: Plan, log: Logger, deps: CliDep
   }
   if (!cfg.skipRuleApply) {
     const report = await applyPlan(runner, plan, opts, log);
-    log.info({ families: report.families, rules: plan.rules.length, processes: runner.count(), ms: Math.round(performance.now() - started) }, 'applied');
+    log.info({ families: report.families, rules: plan.rules.length, ipv6: cfg.ipv6Reason, processes: runner.count(), ms: Math.round(performance.now() - started) }, 'applied');
   }
   if (cfg.runValidation) {
     for (const family of plan.families) {

@@ -73,7 +73,7 @@ function resolveGroups(list: readonly OwnerId[], groups: () => Map<string, numbe
  */
 export function resolveSidecarHostFacts(inputs: SidecarInputs, host: Host): SidecarHostFacts {
   const ipv6 =
-    inputs.ipv6 === 'auto' ? detectIpv6(host.interfaceAddresses(), inputs.dualStack) : { enabled: inputs.ipv6 === 'on', reason: `--ipv6 ${inputs.ipv6}` };
+    inputs.ipv6 === 'auto' ? detectIpv6(host.interfaceAddresses(inputs.netns), inputs.dualStack) : { enabled: inputs.ipv6 === 'on', reason: `--ipv6 ${inputs.ipv6}` };
   let proxyUids = inputs.proxyUid;
   if (proxyUids.length === 0) {
     const uid = parseIdDatabase(host.readText('/etc/passwd')).get(inputs.envoyUser) ?? DEFAULT_PROXY_UID;

@@ -1,5 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
+import { EnvironmentError } from '../errors.js';
 
 export interface InterfaceAddress {
   readonly address: string;
@@ -11,7 +13,22 @@ export interface InterfaceAddress {
 export interface Host {
   /** A text file, or undefined when it does not exist; other errors throw. */
   readText(path: string): string | undefined;
-  interfaceAddresses(): InterfaceAddress[];
+  /** Addresses of the current namespace, or of the namespace at `netns`. */
+  interfaceAddresses(netns?: string): InterfaceAddress[];
+}
+
+interface IpAddrJson {
+  flags?: string[];
+  addr_info?: { family?: string; local?: string }[];
+}
+
+/** `ip -j address show` output → addresses, IPv4 ones first (the kernel's dump order, which Istio sees). */
+export function parseIpAddrJson(text: string): InterfaceAddress[] {
+  const links = JSON.parse(text) as IpAddrJson[];
+  const all = links.flatMap((l) =>
+    (l.addr_info ?? []).map((a) => ({ address: a.local ?? '', family: a.family === 'inet6' ? ('IPv6' as const) : ('IPv4' as const), internal: (l.flags ?? []).includes('LOOPBACK') })),
+  );
+  return [...all.filter((a) => a.family === 'IPv4'), ...all.filter((a) => a.family === 'IPv6')];
 }
 
 export const nodeHost: Host = {
@@ -23,9 +40,14 @@ export const nodeHost: Host = {
       throw err;
     }
   },
-  interfaceAddresses() {
-    return Object.values(networkInterfaces()).flatMap((list) =>
-      (list ?? []).map((a) => ({ address: a.address, family: a.family, internal: a.internal })),
-    );
+  interfaceAddresses(netns) {
+    if (netns === undefined) {
+      return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => ({ address: a.address, family: a.family, internal: a.internal })));
+    }
+    try {
+      return parseIpAddrJson(execFileSync('nsenter', [`--net=${netns}`, '--', 'ip', '-j', 'address', 'show'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+    } catch (err) {
+      throw new EnvironmentError(`cannot read the addresses of ${netns} for --ipv6 auto (use --ipv6 on|off): ${(err as Error).message.split('\n')[0]}`);
+    }
   },
 };

@@ -167,3 +167,28 @@ describe('environment errors', () => {
     expect(r.stderr).toContain('not a network namespace');
   });
 });
+
+describe('the init-container case and --ipv6 auto', () => {
+  it('applies in the current namespace when --netns is not given, detecting IPv6 there', async () => {
+    const { execa } = await import('execa');
+    const { MESHCAP_BIN } = await import('../helpers/paths.js');
+    const ns = await createNetns('mcinit');
+    try {
+      await ns.run('ip', ['link', 'set', 'lo', 'up']);
+      await ns.run('ip', ['link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'eth1']);
+      await ns.run('ip', ['address', 'add', '2001:db8:5::2/64', 'dev', 'eth0', 'nodad']);
+      await ns.run('ip', ['link', 'set', 'eth1', 'up']);
+      await ns.run('ip', ['link', 'set', 'eth0', 'up']);
+      const r = await execa('ip', ['netns', 'exec', ns.name, process.execPath, MESHCAP_BIN, ...ISTIO_INIT_ARGS], { reject: false });
+      expect(r.exitCode).toBe(0);
+      expect(await saveOf(ns, 'ipv6', 'nft')).toContain('-A ISTIO_OUTPUT -j ISTIO_REDIRECT');
+      // The same detection through --netns reads the target's addresses, not the caller's.
+      const again = await meshcapIn(ns, [...ISTIO_INIT_ARGS]);
+      expect(again.exitCode).toBe(0);
+      expect(again.stderr).toContain('"action":"unchanged"');
+      expect(again.stderr).toContain('2001:db8:5::2 is IPv6');
+    } finally {
+      await deleteNetns(ns);
+    }
+  });
+});

@@ -112,3 +112,19 @@ describe("IPv6 detection (Istio's, for --ipv6 auto)", () => {
     expect(res.stdout).toContain('# ip6tables-save');
   });
 });
+
+describe('parseIpAddrJson', () => {
+  it('lists IPv4 addresses first and marks loopback', async () => {
+    const { parseIpAddrJson } = await import('../../../src/config/host.js');
+    const json = JSON.stringify([
+      { ifname: 'lo', flags: ['LOOPBACK', 'UP'], addr_info: [{ family: 'inet', local: '127.0.0.1' }, { family: 'inet6', local: '::1' }] },
+      { ifname: 'eth0', flags: ['UP'], addr_info: [{ family: 'inet6', local: '2001:db8::2' }, { family: 'inet', local: '192.0.2.2' }] },
+    ]);
+    expect(parseIpAddrJson(json)).toEqual([
+      { address: '127.0.0.1', family: 'IPv4', internal: true },
+      { address: '192.0.2.2', family: 'IPv4', internal: false },
+      { address: '::1', family: 'IPv6', internal: true },
+      { address: '2001:db8::2', family: 'IPv6', internal: false },
+    ]);
+  });
+});

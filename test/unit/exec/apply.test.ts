@@ -74,3 +74,16 @@ describe('applyPlan', () => {
     expect(ip).toEqual([{ cmd: 'ip -6 -batch -', input: 'address replace ::6/128 dev lo\n' }]);
   });
 });
+
+describe('backend detection', () => {
+  const plan = planFor([...ISTIO_INIT_ARGS, '--ipv6', 'off']);
+  it('works on a host without legacy kernel tables, with no flags', async () => {
+    const runner = scripted({
+      'iptables-legacy-save': { exitCode: 1, stdout: '', stderr: "iptables-legacy-save v1.8.9 (legacy): Cannot initialize: Table does not exist (do you need to insmod?)" },
+      'iptables-nft-save': ok(),
+      'iptables-nft-restore': ok(),
+    });
+    const report = await applyPlan(runner, plan, opts, log);
+    expect(report.families[0]).toMatchObject({ backend: 'nft', reason: 'legacy iptables unusable; nf_tables works' });
+  });
+});
