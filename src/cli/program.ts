@@ -1,10 +1,13 @@
 import { Command, Option } from 'commander';
 import type { InputSpec } from '../config/sources.js';
 import { IGNORED_ISTIO_LOG_FLAGS, SIDECAR_INPUTS } from '../config/sidecar-inputs.js';
+import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from '../config/ambient-inputs.js';
 import type { FlagValues } from '../config/sidecar.js';
 
+export type CommandName = 'sidecar' | 'ambient' | 'ambient-host';
+
 export interface ParsedCommand {
-  readonly command: 'sidecar' | 'help';
+  readonly command: CommandName;
   readonly flags: FlagValues;
 }
 
@@ -18,28 +21,55 @@ function toOption(spec: InputSpec): Option {
   return new Option(spec.kind === 'bool' ? `${names} [bool]` : `${names} <${spec.arg ?? 'value'}>`, help);
 }
 
+/** Adds a command's inputs as options; returns a reader of the values given on the command line. */
+function addInputs(cmd: Command, specs: readonly InputSpec[]): () => FlagValues {
+  const options = new Map<string, Option>();
+  for (const spec of specs) {
+    if (spec.long === undefined) continue;
+    const option = toOption(spec);
+    options.set(spec.key, option);
+    cmd.addOption(option);
+  }
+  return () => {
+    const opts = cmd.opts<Record<string, string | boolean | undefined>>();
+    return Object.fromEntries([...options].map(([key, option]) => [key, opts[option.attributeName()]]));
+  };
+}
+
 /**
- * The command line (options only; no actions). Parsing never exits: commander's errors come back as thrown
- * CommanderErrors and help text goes to `write`.
+ * The command line: `meshcap [sidecar flags]`, `meshcap ambient …`, `meshcap ambient-host …`. Parsing never
+ * exits: commander's errors come back as thrown CommanderErrors and help text goes to `write`.
  */
-export function buildProgram(write: { out: (s: string) => void; err: (s: string) => void }): { program: Command; readFlags: () => FlagValues } {
+export function buildProgram(write: { out: (s: string) => void; err: (s: string) => void }): { parse: (argv: readonly string[]) => ParsedCommand | undefined } {
+  let chosen: ParsedCommand | undefined;
   const program = new Command('meshcap')
-    .description('Install a service mesh\'s traffic-capture rules in a pod network namespace (istio-iptables compatible).')
+    .description("Install a service mesh's traffic-capture rules in a pod network namespace (istio-iptables compatible).")
     .exitOverride()
     .configureOutput({ writeOut: write.out, writeErr: write.err, outputError: () => undefined })
     .allowExcessArguments(false)
+    .enablePositionalOptions()
     .helpOption('-h, --help', 'show this help');
-  const options = new Map<string, Option>();
-  for (const spec of SIDECAR_INPUTS) {
-    if (!('long' in spec) || spec.long === undefined) continue;
-    const option = toOption(spec);
-    options.set(spec.key, option);
-    program.addOption(option);
-  }
+  const readSidecar = addInputs(program, SIDECAR_INPUTS);
   for (const name of IGNORED_ISTIO_LOG_FLAGS) program.addOption(new Option(`--${name} [value]`).hideHelp());
-  const readFlags = (): FlagValues => {
-    const opts = program.opts<Record<string, string | boolean | undefined>>();
-    return Object.fromEntries([...options].map(([key, option]) => [key, opts[option.attributeName()]]));
+  program.action(() => {
+    chosen = { command: 'sidecar', flags: readSidecar() };
+  });
+
+  const sub = (name: 'ambient' | 'ambient-host', description: string, specs: readonly InputSpec[]) => {
+    const cmd = program.command(name).description(description).allowExcessArguments(false).helpOption('-h, --help', 'show this help');
+    const read = addInputs(cmd, specs);
+    cmd.action(() => {
+      chosen = { command: name, flags: read() };
+    });
   };
-  return { program, readFlags };
+  sub('ambient', "Istio ambient's in-pod redirection to ztunnel (run against the pod's namespace)", AMBIENT_INPUTS);
+  sub('ambient-host', "Istio ambient's node-side kubelet probe SNAT rules and ipsets (run against the node's namespace)", AMBIENT_HOST_INPUTS);
+
+  return {
+    parse(argv) {
+      chosen = undefined;
+      program.parse([...argv], { from: 'user' });
+      return chosen;
+    },
+  };
 }

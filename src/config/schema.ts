@@ -2,16 +2,14 @@ import { z } from 'zod';
 import { isLoopbackCidr, parseCidr, type Cidr } from '../model/cidr.js';
 import type { OwnerId } from '../model/rule.js';
 import {
-  fromParser, parseAddressList, parseCidrList, parseCidrsOrAll, parseDuration, parseEnum, parseGoBool,
-  parseIdList, parseInterfaceList, parseMark, parseOwnerGroupList, parseOwnerGroupsOrAll, parsePath, parsePort,
-  parsePortList, parsePortsOrAll, parseRouteTable,
+  fromParser, parseAddressList, parseCidrList, parseCidrsOrAll, parseDuration, parseEnum, parseIdList,
+  parseInterfaceList, parseMark, parseOwnerGroupList, parseOwnerGroupsOrAll, parsePath, parsePortList,
+  parsePortsOrAll, parseRouteTable,
 } from './values.js';
+import { bool, dryRunFormat, forceIptablesBinary, ipv6Mode, logFormat, logOutputLevel, optionalPath, port } from './fields.js';
 import type { Parsed } from '../model/cidr.js';
 import { Mark } from '../model/names.js';
 
-const bool = fromParser(parseGoBool);
-const port = fromParser(parsePort);
-const optionalPath = fromParser((s): Parsed<string | undefined> => (s === '' ? { ok: true, value: undefined } : parsePath(s)));
 
 function parseLoopbackCidr(s: string): Parsed<Cidr> {
   const r = parseCidr(s);
@@ -30,20 +28,6 @@ function parseMode(s: string): Parsed<'REDIRECT' | 'TPROXY'> {
 function parseExcludeCidrs(s: string): Parsed<Cidr[]> {
   if (s.split(',').includes('*')) return { ok: false, reason: '"*" cannot be excluded' };
   return parseCidrList(s);
-}
-
-/** istio's `--log_output_level`: `scope:level,...` or a bare level; meshcap takes the `default` scope's level. */
-const ISTIO_LEVELS = ['debug', 'info', 'warn', 'error', 'fatal', 'none'] as const;
-export type IstioLevel = (typeof ISTIO_LEVELS)[number];
-function parseLogLevels(s: string): Parsed<IstioLevel> {
-  let level: IstioLevel = 'info';
-  for (const item of s.split(',').filter((i) => i !== '')) {
-    const [scope, lvl] = item.includes(':') ? item.split(':', 2) : ['default', item];
-    if (!(ISTIO_LEVELS as readonly string[]).includes(lvl ?? '')) return { ok: false, reason: `level must be one of ${ISTIO_LEVELS.join(', ')}` };
-    if (!/^[a-z0-9_-]+$/.test(scope ?? '')) return { ok: false, reason: 'scope must be lowercase letters, digits, "-" or "_"' };
-    if (scope === 'default' || scope === 'all') level = lvl as IstioLevel;
-  }
-  return { ok: true, value: level };
 }
 
 /** Sidecar mode's validated inputs, before anything is read from the host. */
@@ -79,20 +63,20 @@ export const sidecarInputSchema = z.object({
   cleanupOnly: bool,
   forceApply: bool,
   nativeNftables: bool.refine((v) => !v, 'native nftables mode is not supported; meshcap applies iptables rules with iptables-restore (both backends)'),
-  forceIptablesBinary: fromParser((s): Parsed<'legacy' | 'nft' | undefined> => (s === '' ? { ok: true, value: undefined } : parseEnum(['legacy', 'nft'] as const)(s))),
+  forceIptablesBinary,
   ownerGroupsInclude: fromParser(parseOwnerGroupsOrAll),
   ownerGroupsExclude: fromParser(parseOwnerGroupList),
   ipv4LoopbackCidr: fromParser(parseLoopbackCidr),
   envoyUser: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'not a valid user name'),
   dryRunFilePath: optionalPath,
-  logOutputLevel: fromParser(parseLogLevels),
+  logOutputLevel,
   logAsJson: bool,
-  ipv6: fromParser(parseEnum(['auto', 'on', 'off'] as const)),
+  ipv6: ipv6Mode,
   dnsServers: fromParser((s): Parsed<Cidr[] | undefined> => (s === '' ? { ok: true, value: undefined } : parseAddressList(s))),
   resolvConf: fromParser(parsePath),
   netns: optionalPath,
-  dryRunFormat: fromParser(parseEnum(['save', 'istio'] as const)),
-  logFormat: fromParser(parseEnum(['json', 'pretty'] as const)),
+  dryRunFormat,
+  logFormat,
 });
 
 export type SidecarInputs = z.output<typeof sidecarInputSchema>;

@@ -4,10 +4,11 @@ import { TABLES } from '../model/chains.js';
 import type { Plan } from '../model/plan.js';
 import type { Family } from '../model/rule.js';
 import { detectIptables, hintFor, type Iptables } from './detect.js';
+import { applyIpsets, destroyIpsets } from './ipsets.js';
 import { applyRouting, removeRouting } from './routes.js';
 import { describeCommand, type Runner } from './runner.js';
-import { diffOwned, isEmptyOwned, parseSave, type FamilyState } from './state.js';
-import { cleanupEdits, convergeEdits, expectedState, ownedTables, renderEdits, rollbackEdits, wantedBuiltinRules } from './transaction.js';
+import { diffOwned, isEmptyOwned, parseSave, type FamilyState, type Ownership } from './state.js';
+import { cleanupEdits, convergeEdits, expectedState, ownedTables, ownershipFor, renderEdits, rollbackEdits } from './transaction.js';
 
 export interface ExecOptions {
   readonly reconcile: boolean;
@@ -29,7 +30,7 @@ export interface ExecReport {
 interface FamilyContext {
   readonly ipt: Iptables;
   readonly before: FamilyState;
-  readonly wanted: ReadonlySet<string>;
+  readonly ownership: Ownership;
   readonly differences: readonly string[];
   readonly residue: boolean;
 }
@@ -48,13 +49,12 @@ async function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<F
   for (const family of plan.families) {
     const ipt = await detectIptables(runner, family, opts.forcedBackend);
     const before = parseSave(ipt.state);
-    const expected = expectedState(plan, family);
-    const wanted = wantedBuiltinRules(expected);
-    const have = ownedTables(before, wanted);
-    const want = ownedTables(expected, wanted);
+    const ownership = ownershipFor(plan, family);
+    const have = ownedTables(before, ownership);
+    const want = ownedTables(expectedState(plan, family), ownership);
     const differences = TABLES.flatMap((t) => diffOwned(have.get(t), want.get(t), t));
     const residue = [...have.values()].some((o) => !isEmptyOwned(o));
-    contexts.push({ ipt, before, wanted, differences, residue });
+    contexts.push({ ipt, before, ownership, differences, residue });
   }
   return contexts;
 }
@@ -65,7 +65,7 @@ async function rollback(runner: Runner, done: readonly FamilyContext[], log: Log
   for (const ctx of [...done].reverse()) {
     try {
       const now = await runner.run(ctx.ipt.save, []);
-      const text = renderEdits(rollbackEdits(parseSave(now.stdout), ctx.before, ctx.wanted));
+      const text = renderEdits(rollbackEdits(parseSave(now.stdout), ctx.before, ctx.ownership));
       if (text !== '') await restore(runner, ctx.ipt, text);
       log.warn({ family: ctx.ipt.family }, 'rolled back');
     } catch (err) {
@@ -87,6 +87,8 @@ export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, l
   if (conflicts.length > 0 && !opts.reconcile && !opts.forceApply) {
     throw new StateConflictError(conflicts.flatMap((c) => c.differences.map((d) => `${c.ipt.family} ${d}`)));
   }
+  // Sets must exist before a rule can match them.
+  await applyIpsets(runner, plan);
   const done: FamilyContext[] = [];
   const families: FamilyReport[] = [];
   for (const c of contexts) {
@@ -115,7 +117,7 @@ export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, l
   return { families };
 }
 
-/** `--cleanup-only`: removes exactly what this config creates, in one restore per family, then its routing. */
+/** `--cleanup-only`: removes exactly what this config creates, in one restore per family, then its routing and ipsets. */
 export async function cleanupPlan(runner: Runner, plan: Plan, opts: ExecOptions, log: Logger): Promise<ExecReport> {
   const families: FamilyReport[] = [];
   for (const family of plan.families) {
@@ -127,5 +129,6 @@ export async function cleanupPlan(runner: Runner, plan: Plan, opts: ExecOptions,
     families.push({ family, backend: ipt.backend, reason: ipt.reason, action: text === '' ? 'clean' : 'removed' });
   }
   await removeRouting(runner, plan);
+  await destroyIpsets(runner, plan);
   return { families };
 }

@@ -52,8 +52,20 @@ export function parseSave(text: string): Map<Table, TableState> {
   return out;
 }
 
-export const isOwnedChain = (chain: string) => chain.startsWith(OWNED_CHAIN_PREFIX);
 const RECORD_PREFIX = recordChainFor('');
+
+/** How to tell ours from others' in one family: which chains are ours, and the builtin-chain rules we want. */
+export interface Ownership {
+  readonly owns: (chain: string) => boolean;
+  /** `chain spec` of the rules the wanted config puts in builtin chains. */
+  readonly wanted: ReadonlySet<string>;
+}
+
+/** In a pod namespace every ISTIO_* chain is ours; with `exact`, only those chains (the node's namespace). */
+export function ownershipOf(exact: readonly string[] | undefined, wanted: ReadonlySet<string> = new Set()): Ownership {
+  const owns = exact === undefined ? (c: string) => c.startsWith(OWNED_CHAIN_PREFIX) : (c: string) => exact.includes(c);
+  return { owns, wanted };
+}
 
 export function isBuiltinChain(table: Table, chain: string): boolean {
   return BUILTIN_CHAINS[table].includes(chain);
@@ -79,11 +91,12 @@ export interface OwnedTable {
  * ISTIO_* chain, or that our ownership record (`ISTIO_OWNED_<chain>`) lists — as many times as it lists it —
  * or that is exactly a rule the wanted config puts there (Istio's own look-alike rules).
  */
-export function ownedPart(state: TableState, wantedBuiltin: ReadonlySet<string> = new Set()): OwnedTable {
+export function ownedPart(state: TableState, ownership: Ownership): OwnedTable {
+  const { owns, wanted } = ownership;
   const chains = new Map<string, string[]>();
   const builtin = new Map<string, string[]>();
-  for (const c of state.chains) if (isOwnedChain(c)) chains.set(c, []);
-  for (const r of state.rules) if (isOwnedChain(r.chain)) chains.get(r.chain)?.push(r.spec) ?? chains.set(r.chain, [r.spec]);
+  for (const c of state.chains) if (owns(c)) chains.set(c, []);
+  for (const r of state.rules) if (owns(r.chain)) chains.get(r.chain)?.push(r.spec) ?? chains.set(r.chain, [r.spec]);
   const recorded = new Map<string, number>();
   for (const [chain, specs] of chains) {
     if (!chain.startsWith(RECORD_PREFIX)) continue;
@@ -97,7 +110,7 @@ export function ownedPart(state: TableState, wantedBuiltin: ReadonlySet<string> 
     const key = `${r.chain} ${r.spec}`;
     const target = targetOf(r.spec);
     const credit = recorded.get(key) ?? 0;
-    const ours = (target !== undefined && isOwnedChain(target)) || credit > 0 || wantedBuiltin.has(key);
+    const ours = (target !== undefined && owns(target)) || credit > 0 || wanted.has(key);
     if (credit > 0) recorded.set(key, credit - 1);
     if (ours) builtin.set(r.chain, [...(builtin.get(r.chain) ?? []), r.spec]);
   }

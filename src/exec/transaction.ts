@@ -4,7 +4,7 @@ import type { Plan } from '../model/plan.js';
 import type { Family, Table } from '../model/rule.js';
 import { formatRuleLine } from '../render/restore.js';
 import { renderSaveFamily } from '../render/save.js';
-import { isBuiltinChain, isOwnedChain, ownedPart, parseSave, targetOf, type FamilyState, type OwnedTable, type SavedRule, type TableState } from './state.js';
+import { isBuiltinChain, ownedPart, ownershipOf, parseSave, targetOf, type FamilyState, type OwnedTable, type Ownership, type SavedRule, type TableState } from './state.js';
 
 /**
  * One table's change in a single `iptables-restore --noflush` block, in this order: create-or-flush chains
@@ -43,15 +43,20 @@ export function expectedState(plan: Plan, family: Family): FamilyState {
 }
 
 /** `chain spec` of every rule the plan puts in a builtin chain (save spelling). */
-export function wantedBuiltinRules(expected: FamilyState): Set<string> {
+function wantedBuiltinRules(expected: FamilyState): Set<string> {
   const out = new Set<string>();
   for (const t of expected.values()) for (const r of t.rules) if (isBuiltinChain(t.table, r.chain)) out.add(`${r.chain} ${r.spec}`);
   return out;
 }
 
+/** What counts as ours in one family when applying or removing this plan. */
+export function ownershipFor(plan: Plan, family: Family): Ownership {
+  return ownershipOf(plan.ownedChains, wantedBuiltinRules(expectedState(plan, family)));
+}
+
 /** Our part of every table of a family. */
-export function ownedTables(state: FamilyState, wanted: ReadonlySet<string>): Map<Table, OwnedTable> {
-  return new Map([...state.values()].map((t) => [t.table, ownedPart(t, wanted)]));
+export function ownedTables(state: FamilyState, ownership: Ownership): Map<Table, OwnedTable> {
+  return new Map([...state.values()].map((t) => [t.table, ownedPart(t, ownership)]));
 }
 
 function removeAll(owned: OwnedTable | undefined): Pick<TableEdit, 'deleteRules'> & { chains: string[] } {
@@ -65,7 +70,7 @@ function removeAll(owned: OwnedTable | undefined): Pick<TableEdit, 'deleteRules'
  * appends and inserts (so inserts land exactly as on a fresh apply). A clean namespace gets the plan as is.
  */
 export function convergeEdits(plan: Plan, family: Family, current: FamilyState): TableEdit[] {
-  const owned = ownedTables(current, wantedBuiltinRules(expectedState(plan, family)));
+  const owned = ownedTables(current, ownershipFor(plan, family));
   const applied = appliedRules(plan);
   return TABLES.map((table) => {
     const rules = rulesFor(applied, family, table);
@@ -81,11 +86,12 @@ export function convergeEdits(plan: Plan, family: Family, current: FamilyState):
  * re-creates the snapshot's ISTIO_* chains and re-inserts its builtin-chain rules at their old positions
  * (in ascending order, so positions among the untouched foreign rules come out exactly as they were).
  */
-export function rollbackEdits(now: FamilyState, before: FamilyState, wanted: ReadonlySet<string>): TableEdit[] {
-  const ownedNow = ownedTables(now, wanted);
+export function rollbackEdits(now: FamilyState, before: FamilyState, ownership: Ownership): TableEdit[] {
+  const ownedNow = ownedTables(now, ownership);
+  const ownedBefore = { owns: ownership.owns, wanted: new Set<string>() };
   return TABLES.map((table) => {
     const prev = before.get(table) ?? emptyTable(table);
-    const prevOwned = ownedPart(prev, new Set());
+    const prevOwned = ownedPart(prev, ownedBefore);
     const { deleteRules, chains } = removeAll(ownedNow.get(table));
     const keep = [...prevOwned.chains.keys()];
     const addLines: string[] = [];
@@ -114,6 +120,7 @@ export function rollbackEdits(now: FamilyState, before: FamilyState, wanted: Rea
  */
 export function cleanupEdits(plan: Plan, family: Family, current: FamilyState): { edits: TableEdit[]; kept: string[] } {
   const expected = expectedState(plan, family);
+  const { owns } = ownershipOf(plan.ownedChains);
   const applied = appliedRules(plan);
   const kept: string[] = [];
   const edits = TABLES.map((table): TableEdit => {
@@ -126,7 +133,7 @@ export function cleanupEdits(plan: Plan, family: Family, current: FamilyState): 
       changed = false;
       for (const r of state.rules) {
         const t = targetOf(r.spec);
-        if (t !== undefined && remove.has(t) && isOwnedChain(r.chain) && !remove.has(r.chain)) {
+        if (t !== undefined && remove.has(t) && owns(r.chain) && !remove.has(r.chain)) {
           remove = new Set([...remove].filter((c) => c !== t));
           kept.push(`${table} ${t} (still used by ${r.chain})`);
           changed = true;

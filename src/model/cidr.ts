@@ -70,12 +70,16 @@ export function parseCidr(text: string): Parsed<Cidr> {
   return { ok: true, value: { family, text, prefix, bytes: maskBytes(addr.value.toByteArray(), prefix) } };
 }
 
-/** Parses a bare address into a host CIDR (/32 or /128) whose text is `addr/len`, as Istio renders DNS servers. */
-export function parseHostAddress(text: string): Parsed<Cidr> {
+/**
+ * Parses a bare address into a host CIDR (/32 or /128). Its text is `addr/len`, as Istio renders DNS servers,
+ * or the bare address with `bare` (as Istio renders the probe SNAT address).
+ */
+export function parseHostAddress(text: string, opts: { bare?: boolean } = {}): Parsed<Cidr> {
   const addr = parseAddress(text);
   if (!addr.ok) return addr;
   const len = addr.value.kind() === 'ipv4' ? 32 : 128;
-  return parseCidr(`${text}/${len}`);
+  const parsed = parseCidr(`${text}/${len}`);
+  return parsed.ok && opts.bare ? { ok: true, value: { ...parsed.value, text } } : parsed;
 }
 
 /** A constant CIDR known to be valid; throws on a programming error. */

@@ -11,7 +11,7 @@ export const notDports = (ports: readonly number[]): Clause => ({ k: 'multiport'
 export const dst = (addr: AddressValue, not = false): Clause => ({ k: 'dst', addr, not });
 export const src = (addr: AddressValue, not = false): Clause => ({ k: 'src', addr, not });
 export const inIface = (iface: string): Clause => ({ k: 'in', iface });
-export const outIface = (iface: string): Clause => ({ k: 'out', iface });
+export const outIface = (iface: string, not = false): Clause => ({ k: 'out', iface, not });
 export const owner = (kind: 'uid' | 'gid', id: OwnerId, not = false): Clause => ({ k: 'owner', kind, id, not });
 export const markIs = (mark: number, not = false): Clause => ({ k: 'mark', mark, not });
 export const connmarkIs = (mark: number): Clause => ({ k: 'connmark', mark });

@@ -52,3 +52,22 @@ export const PassthroughSource = {
   ipv4: '127.0.0.6/32',
   ipv6: '::6/128',
 } as const;
+
+/** Istio ambient's chains, marks and numbers (istio-ambient-cni.md §1). */
+export const AmbientChain = {
+  prerouting: 'ISTIO_PRERT',
+  output: 'ISTIO_OUTPUT',
+  postrouting: 'ISTIO_POSTRT',
+} as const;
+
+export const AmbientMark = {
+  /** The mark ztunnel puts on its own sockets (SO_MARK), matched as 0x539/0xfff. */
+  ztunnel: 0x539,
+  /** The connmark/fwmark of connections that belong to ztunnel. */
+  connection: 0x111,
+  mask: 0xfff,
+} as const;
+
+export const AmbientRouting = { table: 100, priority: 32764 } as const;
+
+export const PROBE_IPSET = { ipv4: 'istio-inpod-probes-v4', ipv6: 'istio-inpod-probes-v6' } as const;

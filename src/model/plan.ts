@@ -23,6 +23,14 @@ export interface AddressPlan {
   readonly device: string;
 }
 
+/** An ipset the rules match against (`hash:ip`, with comments), and the members this run adds or removes. */
+export interface IpsetPlan {
+  readonly family: Family;
+  readonly name: string;
+  readonly add: readonly string[];
+  readonly remove: readonly string[];
+}
+
 /** Everything one run installs; derived from a Config by a pure builder. */
 export interface Plan {
   /** Families that get rules, in apply order (IPv4 first). */
@@ -31,4 +39,10 @@ export interface Plan {
   readonly ipRules: readonly IpRulePlan[];
   readonly routes: readonly LocalRoutePlan[];
   readonly addresses: readonly AddressPlan[];
+  readonly ipsets: readonly IpsetPlan[];
+  /**
+   * Which chains are ours. In a pod namespace every ISTIO_* chain is (absent here); in the node's namespace
+   * only the chains the plan names, so nothing else that happens to start with ISTIO_ is ever touched.
+   */
+  readonly ownedChains?: readonly string[];
 }

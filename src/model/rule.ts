@@ -26,7 +26,12 @@ export type Clause =
   | { readonly k: 'src' | 'dst'; readonly not?: boolean; readonly addr: AddressValue }
   | { readonly k: 'in' | 'out'; readonly not?: boolean; readonly iface: string }
   | { readonly k: 'proto'; readonly proto: Proto }
-  | { readonly k: 'port'; readonly dir: 'dport' | 'sport'; readonly not?: boolean; readonly port: number }
+  /** `--dport N`; `explicit` spells the protocol match (`-m udp --dport 53`) as some Istio rules do. */
+  | { readonly k: 'port'; readonly dir: 'dport' | 'sport'; readonly not?: boolean; readonly port: number; readonly explicit?: boolean }
+  /** A bare protocol match with no port (`-p tcp -m tcp`), as Istio's ambient rules spell it. */
+  | { readonly k: 'protomatch'; readonly proto: Proto }
+  | { readonly k: 'socket-exists' }
+  | { readonly k: 'set'; readonly name: string | PerFamily<string>; readonly dir: 'src' | 'dst' }
   | { readonly k: 'multiport'; readonly not?: boolean; readonly ports: readonly number[] }
   | { readonly k: 'owner'; readonly kind: 'uid' | 'gid'; readonly not?: boolean; readonly id: OwnerId }
   | { readonly k: 'mark' | 'connmark'; readonly not?: boolean; readonly mark: number; readonly mask?: number }
@@ -36,8 +41,11 @@ export type Target =
   | { readonly k: 'jump'; readonly chain: string }
   | { readonly k: 'redirect'; readonly port: number; readonly spelling: 'to-ports' | 'to-port' }
   | { readonly k: 'set-mark'; readonly mark: number; readonly mask?: number }
-  | { readonly k: 'connmark'; readonly op: 'save' | 'restore' }
-  | { readonly k: 'tproxy'; readonly mark: number; readonly mask: number; readonly port: number }
+  | { readonly k: 'connmark'; readonly op: 'save' | 'restore'; readonly explicitMasks?: boolean }
+  | { readonly k: 'connmark-set'; readonly mark: number; readonly mask: number }
+  /** Sidecar spells `--tproxy-mark M/0xffffffff --on-port P` (decimal mark); ambient `--on-port P --tproxy-mark 0x111/0xfff`. */
+  | { readonly k: 'tproxy'; readonly mark: number; readonly mask: number; readonly port: number; readonly spelling?: 'sidecar' | 'ambient' }
+  | { readonly k: 'snat'; readonly to: AddressValue }
   | { readonly k: 'ct-zone'; readonly zone: number };
 
 export type RuleOp = { readonly k: 'append' } | { readonly k: 'insert'; readonly position: number };

@@ -1,7 +1,7 @@
 import { PlanError } from '../errors.js';
 import { isPerFamily, type AddressValue, type Clause, type Family, type Proto, type Rule, type Target } from '../model/rule.js';
 import type { Cidr } from '../model/cidr.js';
-import { formatCanonicalCidr } from './inet.js';
+import { formatAddress, formatCanonicalCidr } from './inet.js';
 
 /**
  * A rule's match-and-target tokens in two spellings: Istio's (what istio-iptables writes into its restore
@@ -15,7 +15,16 @@ function addressFor(addr: AddressValue, family: Family): Cidr {
   return isPerFamily(addr) ? addr[family] : addr;
 }
 
-function istioClause(c: Clause, family: Family): string[] {
+function protoOf(c: Clause, proto: Proto | undefined): Proto {
+  if (proto === undefined) throw new PlanError(`a ${c.k} clause needs a protocol`);
+  return proto;
+}
+
+function protoOfRule(rule: Rule): Proto | undefined {
+  return rule.match.find((c): c is Extract<Clause, { k: 'proto' }> => c.k === 'proto')?.proto;
+}
+
+function istioClause(c: Clause, family: Family, proto: Proto | undefined): string[] {
   switch (c.k) {
     case 'src':
     case 'dst':
@@ -26,7 +35,13 @@ function istioClause(c: Clause, family: Family): string[] {
     case 'proto':
       return ['-p', c.proto];
     case 'port':
-      return [...not(c.not), `--${c.dir}`, String(c.port)];
+      return [...(c.explicit ? ['-m', protoOf(c, proto)] : []), ...not(c.not), `--${c.dir}`, String(c.port)];
+    case 'protomatch':
+      return ['-m', c.proto];
+    case 'socket-exists':
+      return ['-m', 'owner', '--socket-exists'];
+    case 'set':
+      return ['-m', 'set', '--match-set', typeof c.name === 'string' ? c.name : c.name[family], c.dir];
     case 'multiport':
       return ['-m', 'multiport', ...not(c.not), '--dports', c.ports.join(',')];
     case 'owner':
@@ -39,7 +54,7 @@ function istioClause(c: Clause, family: Family): string[] {
   }
 }
 
-function istioTarget(t: Target): string[] {
+function istioTarget(t: Target, family: Family): string[] {
   switch (t.k) {
     case 'jump':
       return ['-j', t.chain];
@@ -48,17 +63,26 @@ function istioTarget(t: Target): string[] {
     case 'set-mark':
       return ['-j', 'MARK', '--set-mark', t.mask === undefined ? String(t.mark) : `${hex(t.mark)}/${hex(t.mask)}`];
     case 'connmark':
-      return ['-j', 'CONNMARK', t.op === 'save' ? '--save-mark' : '--restore-mark'];
+      return ['-j', 'CONNMARK', t.op === 'save' ? '--save-mark' : '--restore-mark', ...(t.explicitMasks ? FULL_MASKS : [])];
+    case 'connmark-set':
+      return ['-j', 'CONNMARK', '--set-xmark', `${hex(t.mark)}/${hex(t.mask)}`];
     case 'tproxy':
-      return ['-j', 'TPROXY', '--tproxy-mark', `${t.mark}/${hex(t.mask)}`, '--on-port', String(t.port)];
+      return t.spelling === 'ambient'
+        ? ['-j', 'TPROXY', '--on-port', String(t.port), '--tproxy-mark', `${hex(t.mark)}/${hex(t.mask)}`]
+        : ['-j', 'TPROXY', '--tproxy-mark', `${t.mark}/${hex(t.mask)}`, '--on-port', String(t.port)];
     case 'ct-zone':
       return ['-j', 'CT', '--zone', String(t.zone)];
+    case 'snat':
+      return ['-j', 'SNAT', '--to-source', addressFor(t.to, family).text];
   }
 }
 
+const FULL_MASKS = ['--nfmask', '0xffffffff', '--ctmask', '0xffffffff'];
+
 /** Match and target tokens as Istio writes them. */
 export function formatIstioSpec(rule: Rule, family: Family): string[] {
-  return [...rule.match.flatMap((c) => istioClause(c, family)), ...istioTarget(rule.target)];
+  const proto = protoOfRule(rule);
+  return [...rule.match.flatMap((c) => istioClause(c, family, proto)), ...istioTarget(rule.target, family)];
 }
 
 const CT_STATE_ORDER = ['INVALID', 'NEW', 'RELATED', 'ESTABLISHED', 'UNTRACKED', 'SNAT', 'DNAT'];
@@ -70,8 +94,7 @@ function saveClause(c: Clause, family: Family, proto: Proto | undefined, purpose
     case 'dst':
       return [...not(c.not), c.k === 'src' ? '-s' : '-d', formatCanonicalCidr(addressFor(c.addr, family))];
     case 'port':
-      if (proto === undefined) throw new PlanError(`rule ${purpose} matches a port without a protocol`);
-      return ['-m', proto, ...not(c.not), `--${c.dir}`, String(c.port)];
+      return ['-m', protoOf(c, proto), ...not(c.not), `--${c.dir}`, String(c.port)];
     case 'owner':
       if (c.id.id === undefined) throw new PlanError(`rule ${purpose}: group ${c.id.text} has no numeric id`);
       return ['-m', 'owner', ...not(c.not), `--${c.kind}-owner`, String(c.id.id)];
@@ -81,7 +104,7 @@ function saveClause(c: Clause, family: Family, proto: Proto | undefined, purpose
     case 'conntrack':
       return ['-m', 'conntrack', '--ctstate', [...c.states].sort((a, b) => CT_STATE_ORDER.indexOf(a) - CT_STATE_ORDER.indexOf(b)).join(',')];
     default:
-      return istioClause(c, family);
+      return istioClause(c, family, proto);
   }
 }
 
@@ -92,17 +115,19 @@ function saveTarget(t: Target, family: Family): string[] {
     case 'set-mark':
       return ['-j', 'MARK', '--set-xmark', `${hex(t.mark)}/${hex(t.mask ?? 0xffffffff)}`];
     case 'connmark':
-      return ['-j', 'CONNMARK', t.op === 'save' ? '--save-mark' : '--restore-mark', '--nfmask', '0xffffffff', '--ctmask', '0xffffffff'];
+      return ['-j', 'CONNMARK', t.op === 'save' ? '--save-mark' : '--restore-mark', ...FULL_MASKS];
     case 'tproxy':
       return ['-j', 'TPROXY', '--on-port', String(t.port), '--on-ip', family === 'ipv4' ? '0.0.0.0' : '::', '--tproxy-mark', `${hex(t.mark)}/${hex(t.mask)}`];
+    case 'snat':
+      return ['-j', 'SNAT', '--to-source', formatAddress(addressFor(t.to, family).bytes)];
     default:
-      return istioTarget(t);
+      return istioTarget(t, family);
   }
 }
 
 /** Match and target tokens as iptables-save prints them: addresses, interfaces and protocol first. */
 export function formatSaveSpec(rule: Rule, family: Family): string[] {
-  const proto = rule.match.find((c): c is Extract<Clause, { k: 'proto' }> => c.k === 'proto')?.proto;
+  const proto = protoOfRule(rule);
   const leading = LEADING.flatMap((k) => rule.match.filter((c) => c.k === k));
   const rest = rule.match.filter((c) => !LEADING.includes(c.k));
   return [...leading, ...rest].flatMap((c) => saveClause(c, family, proto, rule.purpose)).concat(saveTarget(rule.target, family));

@@ -1,19 +1,25 @@
 import { buildProgram } from '../../src/cli/program.js';
-import { loadSidecarConfig } from '../../src/config/sidecar.js';
+import { loadCommand } from '../../src/cli/commands.js';
 import type { SidecarConfig } from '../../src/config/schema.js';
-import { buildSidecarPlan } from '../../src/model/sidecar/build.js';
 import type { Plan } from '../../src/model/plan.js';
 import { fakeHost } from './cli.js';
 
-/** The validated config for a meshcap command line, as the CLI would build it. */
-export function configFor(argv: readonly string[], env: Record<string, string> = {}): SidecarConfig {
-  const { program, readFlags } = buildProgram({ out: () => undefined, err: () => undefined });
-  program.parse([...argv], { from: 'user' });
-  return loadSidecarConfig(readFlags(), env, fakeHost());
+function load(argv: readonly string[], env: Record<string, string>) {
+  const parsed = buildProgram({ out: () => undefined, err: () => undefined }).parse(argv);
+  if (parsed === undefined) throw new Error('no command parsed');
+  return loadCommand(parsed.command, parsed.flags, env, fakeHost());
 }
 
+/** The validated sidecar config for a meshcap command line, as the CLI would build it. */
+export function configFor(argv: readonly string[], env: Record<string, string> = {}): SidecarConfig {
+  const { sidecar } = load(argv, env);
+  if (sidecar === undefined) throw new Error('not a sidecar command line');
+  return sidecar;
+}
+
+/** The plan for any meshcap command line (sidecar, `ambient …`, `ambient-host …`). */
 export function planFor(argv: readonly string[], env: Record<string, string> = {}): Plan {
-  return buildSidecarPlan(configFor(argv, env));
+  return load(argv, env).plan;
 }
 
 /** istio-init's flags as the injection template passes them. */

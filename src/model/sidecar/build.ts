@@ -34,6 +34,7 @@ export function buildSidecarPlan(cfg: SidecarConfig): Plan {
     ipRules: routed ? families.map((family) => ({ family, mark: cfg.tproxyMark, table: cfg.tproxyRouteTable })) : [],
     routes: routed ? families.map((family) => ({ family, table: cfg.tproxyRouteTable })) : [],
     addresses: cfg.enableIpv6 ? [{ family: 'ipv6', cidr: PassthroughSource.ipv6, device: 'lo' }] : [],
+    ipsets: [],
   };
   checkPlanInvariants(plan);
   return plan;

@@ -31,14 +31,14 @@ describe('dry-run output', () => {
     const res = await runCli(['-n', ...ISTIO_INIT_ARGS, '--ipv6', 'off']);
     expect(res.stdout.split('\n').every((l) => l === '' || l.startsWith('#') || l.startsWith('*') || l.startsWith(':') || l.startsWith('-A') || l === 'COMMIT')).toBe(true);
     const log = JSON.parse(res.stderr.trim().split('\n')[0] ?? '{}') as Record<string, unknown>;
-    expect(log).toMatchObject({ msg: 'planned sidecar rules', level: 30 });
+    expect(log).toMatchObject({ msg: 'planned rules', mode: 'sidecar', level: 30 });
   });
 
   it('maps --log_output_level onto the logger, and --log-format pretty prints lines for people', async () => {
     const quiet = await runCli(['-n', '--log_output_level=default:error', '--log_as_json']);
     expect(quiet.stderr).toBe('');
     const pretty = await runCli(['-n', '--log-format', 'pretty', '--ipv6', 'off']);
-    expect(pretty.stderr).toMatch(/^INFO  planned sidecar rules families=\["ipv4"\]/);
+    expect(pretty.stderr).toMatch(/^INFO  planned rules mode=sidecar families=\["ipv4"\]/);
   });
 
   it("accepts Istio's other logging flags", async () => {

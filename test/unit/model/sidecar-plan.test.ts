@@ -43,7 +43,7 @@ describe('the sidecar plan', () => {
   });
 
   it('rejects a rule in a chain that is not ours', () => {
-    const bad = { families: ['ipv4'] as const, rules: [rule('nat', 'KUBE-SERVICES', [], { k: 'jump', chain: 'RETURN' }, 'x')], ipRules: [], routes: [], addresses: [] };
+    const bad = { families: ['ipv4'] as const, rules: [rule('nat', 'KUBE-SERVICES', [], { k: 'jump', chain: 'RETURN' }, 'x')], ipRules: [], routes: [], addresses: [], ipsets: [] };
     expect(() => checkPlanInvariants(bad)).toThrow(PlanError);
   });
 });

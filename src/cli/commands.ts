@@ -1,0 +1,57 @@
+import type { Host } from '../config/host.js';
+import type { Env } from '../config/sources.js';
+import type { FlagValues } from '../config/sidecar.js';
+import { describeIgnoredInputs, loadSidecarConfig } from '../config/sidecar.js';
+import { loadAmbientConfig, loadAmbientHostConfig } from '../config/ambient.js';
+import type { IstioLevel } from '../config/fields.js';
+import { buildSidecarPlan } from '../model/sidecar/build.js';
+import { buildAmbientPlan } from '../model/ambient/build.js';
+import { buildAmbientHostPlan } from '../model/ambient/host.js';
+import type { Plan } from '../model/plan.js';
+import type { CommandName } from './program.js';
+
+/** What the generic driver needs from any command's config. */
+export interface CommonSettings {
+  readonly dryRun: boolean;
+  readonly dryRunFormat: 'save' | 'istio';
+  readonly cleanupOnly: boolean;
+  readonly netns: string | undefined;
+  readonly reconcile: boolean;
+  readonly forceApply: boolean;
+  readonly forceIptablesBinary: 'legacy' | 'nft' | undefined;
+  readonly logFormat: 'json' | 'pretty';
+  readonly logOutputLevel: IstioLevel;
+  readonly ipv6Reason: string;
+  /** Istio's sidecar framing ends with the final `*-save` dumps; ambient's does not. */
+  readonly finalSaves: boolean;
+  readonly notes: readonly string[];
+}
+
+export interface Loaded {
+  readonly settings: CommonSettings;
+  readonly plan: Plan;
+  /** Sidecar-only extras (DRY_RUN_FILE_PATH, validation). */
+  readonly sidecar?: ReturnType<typeof loadSidecarConfig>;
+}
+
+/** flags + env → validated config → plan, for each command. */
+export function loadCommand(command: CommandName, flags: FlagValues, env: Env, host: Host): Loaded {
+  switch (command) {
+    case 'sidecar': {
+      const cfg = loadSidecarConfig(flags, env, host);
+      return { settings: { ...cfg, finalSaves: true, notes: describeIgnoredInputs(cfg) }, plan: buildSidecarPlan(cfg), sidecar: cfg };
+    }
+    case 'ambient': {
+      const cfg = loadAmbientConfig(flags, env, host);
+      const settings = { ...cfg, forceApply: false, finalSaves: false, notes: [] };
+      return { settings, plan: buildAmbientPlan(cfg) };
+    }
+    case 'ambient-host': {
+      const cfg = loadAmbientHostConfig(flags, env, host);
+      // The node-side chain is ours alone (exact ownership), so every apply converges, as Istio's agent
+      // deletes and re-creates its host rules at every start.
+      const settings = { ...cfg, reconcile: true, forceApply: false, finalSaves: false, notes: [] };
+      return { settings, plan: buildAmbientHostPlan(cfg) };
+    }
+  }
+}

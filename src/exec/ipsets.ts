@@ -1,0 +1,31 @@
+import { CommandError } from '../errors.js';
+import type { Plan } from '../model/plan.js';
+import { hintFor } from './detect.js';
+import type { Runner } from './runner.js';
+
+async function ipsetRestore(runner: Runner, lines: readonly string[]): Promise<void> {
+  if (lines.length === 0) return;
+  const r = await runner.run('ipset', ['-exist', 'restore'], { input: `${lines.join('\n')}\n` });
+  if (r.exitCode !== 0) {
+    const hint = hintFor(r, 'ipset') ?? (/in use by a kernel component/.test(r.stderr) ? 'a rule that is not ours still uses the set' : undefined);
+    throw new CommandError({ command: `ipset -exist restore <<< ${lines.join('; ')}`, exitCode: r.exitCode, stderr: r.stderr, hint });
+  }
+}
+
+/**
+ * Creates the plan's ipsets if missing (`hash:ip`, with comments, as Istio's agent makes them) and adds or
+ * removes members, in one `ipset -exist restore`: idempotent, and a missing member is not an error.
+ */
+export async function applyIpsets(runner: Runner, plan: Plan): Promise<void> {
+  const lines = plan.ipsets.flatMap((s) => [
+    `create ${s.name} hash:ip family ${s.family === 'ipv4' ? 'inet' : 'inet6'} comment`,
+    ...s.add.map((ip) => `add ${s.name} ${ip}`),
+    ...s.remove.map((ip) => `del ${s.name} ${ip}`),
+  ]);
+  await ipsetRestore(runner, lines);
+}
+
+/** Destroys the plan's ipsets (after the rules that use them are gone); absent sets are fine. */
+export async function destroyIpsets(runner: Runner, plan: Plan): Promise<void> {
+  await ipsetRestore(runner, plan.ipsets.map((s) => `destroy ${s.name}`));
+}
