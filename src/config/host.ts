@@ -47,7 +47,12 @@ export const nodeHost: Host = {
     try {
       return parseIpAddrJson(execFileSync('nsenter', [`--net=${netns}`, '--', 'ip', '-j', 'address', 'show'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
     } catch (err) {
-      throw new EnvironmentError(`cannot read the addresses of ${netns} for --ipv6 auto (use --ipv6 on|off): ${(err as Error).message.split('\n')[0]}`);
+      const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim() || (err as Error).message;
+      const line = stderr.split('\n')[0] ?? '';
+      if (/^nsenter: (reassociate to namespace|cannot open)/.test(line)) {
+        throw new EnvironmentError(`${netns} is not a network namespace meshcap can enter (--netns): ${line}`);
+      }
+      throw new EnvironmentError(`cannot read the addresses of ${netns} for --ipv6 auto (use --ipv6 on|off): ${line}`);
     }
   },
 };

@@ -4,7 +4,7 @@ import type { Netns } from './netns.js';
 
 /** Runs the built meshcap (the same bundle users run) against a namespace. */
 export function meshcapIn(ns: Netns, args: readonly string[], env: Record<string, string> = {}) {
-  return execa(process.execPath, [MESHCAP_BIN, '--netns', ns.path, ...args], { reject: false, env });
+  return execa(process.execPath, [MESHCAP_BIN, ...args, '--netns', ns.path], { reject: false, env });
 }
 
 /** `iptables-save` (or ip6tables) of a backend inside a namespace, without the `#` lines. */

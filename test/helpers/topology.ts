@@ -89,9 +89,10 @@ export class PodTopology {
     }
   }
 
-  /** Starts a tcp_probe.py listener in `ns` and waits until it listens. */
-  async serve(ns: Netns, id: Identity, name: string, ports: readonly number[], opts: { transparent?: boolean } = {}): Promise<void> {
-    const args = ['netns', 'exec', ns.name, ...asUser(id), PYTHON, PROBE, 'serve', name, ports.join(','), ...(opts.transparent ? ['--transparent'] : [])];
+  /** Starts a tcp_probe.py listener (TCP, or UDP with `udp`) in `ns` and waits until it listens. */
+  async serve(ns: Netns, id: Identity, name: string, ports: readonly number[], opts: { transparent?: boolean; udp?: boolean } = {}): Promise<void> {
+    const mode = opts.udp ? ['serve-udp', name, String(ports[0])] : ['serve', name, ports.join(','), ...(opts.transparent ? ['--transparent'] : [])];
+    const args = ['netns', 'exec', ns.name, ...asUser(id), PYTHON, PROBE, ...mode];
     const proc = execa('ip', args, { reject: false, buffer: false, stdin: 'ignore' });
     this.procs.push({ child: proc, done: proc });
     await new Promise<void>((ok, fail) => {
@@ -113,15 +114,24 @@ export class PodTopology {
   }
 
   /** Connects from `ns` as `id` and returns the first line the far end sent (or "ERROR …"). */
-  async connect(ns: Netns, id: Identity, host: string, port: number, bind?: string): Promise<string> {
-    const args = ['netns', 'exec', ns.name, ...asUser(id), PYTHON, PROBE, 'connect', host, String(port), ...(bind ? ['--bind', bind] : []), '--timeout', '2'];
-    const r = await execa('ip', args, { reject: false });
+  async connect(ns: Netns, id: Identity, host: string, port: number, bind?: string, opts: { mark?: number } = {}): Promise<string> {
+    const mark = opts.mark === undefined ? [] : ['--mark', String(opts.mark)];
+    return this.probe(ns, id, ['connect', host, String(port), ...(bind ? ['--bind', bind] : []), ...mark, '--timeout', '2']);
+  }
+
+  /** Sends one UDP datagram from `ns` as `id` and returns the answer (or "ERROR …"). */
+  udp(ns: Netns, id: Identity, host: string, port: number): Promise<string> {
+    return this.probe(ns, id, ['udp', host, String(port), '--timeout', '2']);
+  }
+
+  private async probe(ns: Netns, id: Identity, args: readonly string[]): Promise<string> {
+    const r = await execa('ip', ['netns', 'exec', ns.name, ...asUser(id), PYTHON, PROBE, ...args], { reject: false });
     return r.stdout.trim() || `ERROR ${r.stderr.trim()}`;
   }
 
-  /** Runs the built meshcap against the pod namespace. */
-  meshcap(args: readonly string[], env: Record<string, string> = {}) {
-    return execa(process.execPath, [MESHCAP_BIN, '--netns', this.pod.path, ...args], { reject: false, env });
+  /** Runs the built meshcap against the pod namespace (or `ns`). */
+  meshcap(args: readonly string[], ns: Netns = this.pod) {
+    return execa(process.execPath, [MESHCAP_BIN, ...args, '--netns', ns.path], { reject: false });
   }
 
   async destroy(): Promise<void> {

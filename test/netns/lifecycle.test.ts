@@ -192,3 +192,55 @@ describe('the init-container case and --ipv6 auto', () => {
     }
   });
 });
+
+describe('ambient: reconcile between layouts, and the node side', () => {
+  let ns: Netns | undefined;
+  let fresh: Netns | undefined;
+  afterEach(async () => {
+    await deleteNetns(ns);
+    await deleteNetns(fresh);
+    fresh = undefined;
+  });
+  const preloaded = async (name: string) => {
+    const n = await createNetns(name);
+    await n.run('ip', ['link', 'set', 'lo', 'up']);
+    await n.run('iptables-nft-restore', ['--noflush'], { input: FOREIGN_V4 });
+    await n.run('ip6tables-nft-restore', ['--noflush'], { input: FOREIGN_V6 });
+    return n;
+  };
+
+  it('moves a pod from the tproxy to the redirect layout with --reconcile, ending where a fresh apply would', async () => {
+    ns = await preloaded('mcamb');
+    const tproxy = ['ambient', '--inbound', 'tproxy', '--redirect-dns', '--ipv6', 'on'];
+    const redirect = ['ambient', '--inbound', 'redirect', '--redirect-dns', '--ipv6', 'on'];
+    expect((await meshcapIn(ns, tproxy)).exitCode).toBe(0);
+    const refused = await meshcapIn(ns, redirect);
+    expect(refused.exitCode).toBe(5);
+    expect((await meshcapIn(ns, [...redirect, '--reconcile'])).exitCode).toBe(0);
+    fresh = await preloaded('mcambf');
+    expect((await meshcapIn(fresh, redirect)).exitCode).toBe(0);
+    expect(await snapshot(ns, 'nft')).toEqual(await snapshot(fresh, 'nft'));
+    expect(await ipRules(ns)).toBe(await ipRules(fresh));
+  });
+
+  it('ambient-host is idempotent and touches only its own chain and sets in the node namespace', async () => {
+    ns = await preloaded('mcnode');
+    // Another tool's chain that merely starts with ISTIO_ is not ours on the node.
+    await ns.run('iptables-nft-restore', ['--noflush'], { input: '*nat\n:ISTIO_OTHER - [0:0]\n-A POSTROUTING -j ISTIO_OTHER\n-A ISTIO_OTHER -j RETURN\nCOMMIT\n' });
+    const before = await snapshot(ns, 'nft');
+    const host = ['ambient-host', '--ipv6', 'on', '--add-pod-ip', '198.51.100.7,2001:db8:1::7'];
+    expect((await meshcapIn(ns, host)).exitCode).toBe(0);
+    const applied = await snapshot(ns, 'nft');
+    // Inserted first, ahead of the masquerade.
+    expect(applied.ipv4).toContain('-A POSTROUTING -j ISTIO_POSTRT\n-A POSTROUTING -s 198.51.100.0/24 -j MASQUERADE');
+    expect(applied.ipv4).toContain('-A ISTIO_OTHER -j RETURN');
+    expect((await meshcapIn(ns, host)).exitCode).toBe(0);
+    expect(await snapshot(ns, 'nft')).toEqual(applied);
+    const sets = (await ns.run('ipset', ['save'])).stdout;
+    expect(sets).toContain('add istio-inpod-probes-v4 198.51.100.7');
+    expect(sets).toContain('add istio-inpod-probes-v6 2001:db8:1::7');
+    expect((await meshcapIn(ns, ['ambient-host', '--ipv6', 'on', '--cleanup-only'])).exitCode).toBe(0);
+    expect(await snapshot(ns, 'nft')).toEqual(before);
+    expect((await ns.run('ipset', ['list', '-n'])).stdout.trim()).toBe('');
+  });
+});

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAPTURE_CASES, CNI_CASES } from '../conformance/sidecar-cases.js';
+import { AMBIENT_CASES, AMBIENT_TPROXY_CASES } from '../conformance/ambient-cases.js';
 import { runCli } from '../helpers/cli.js';
 import { meshcapIn, saveOf } from '../helpers/meshcap.js';
 import { createNetns, deleteNetns, requireRoot, saveTables, splitDryRunFamilies, withNetns, type Netns } from '../helpers/netns.js';
@@ -10,12 +11,17 @@ requireRoot();
 const BACKENDS = ['nft', 'legacy'] as const;
 
 describe('dry-run is the truth: the save-format dry-run equals iptables-save after the real apply', () => {
-  const cases = [...CAPTURE_CASES, ...CNI_CASES.map((c) => ({ ...c, golden: `cni-plugin/${c.golden}` }))].filter((c) => c.appliable !== false);
+  const cases = [
+    ...CAPTURE_CASES,
+    ...CNI_CASES.map((c) => ({ ...c, golden: `cni-plugin/${c.golden}` })),
+    ...AMBIENT_CASES.map((c) => ({ ...c, golden: `ambient/${c.golden}` })),
+    ...AMBIENT_TPROXY_CASES.map((c) => ({ ...c, golden: `ambient/${c.golden}` })),
+  ].filter((c) => c.appliable !== false);
 
   for (const backend of BACKENDS) {
     it.each(cases)(`${backend}: $golden`, async (c) => {
       const args = c.argv.filter((a) => a !== '-n');
-      const dry = await runCli(['-n', ...args], c.env ?? {});
+      const dry = await runCli([...c.argv], c.env ?? {});
       expect(dry.code).toBe(0);
       const expected = splitDryRunFamilies(dry.stdout);
       await withNetns(async (ns) => {

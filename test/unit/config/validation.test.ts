@@ -97,3 +97,26 @@ describe('bad input', () => {
     expect(istio.stdout).toContain('-m owner ! --gid-owner nosuchgroup -j RETURN');
   });
 });
+
+describe('bad ambient input', () => {
+  it.each([
+    [['ambient', '--inbound', 'tproxy2'], '--inbound', '"tproxy2"'],
+    [['ambient', '--host-probe-snat', '2001:db8::1'], '--host-probe-snat', '"2001:db8::1"'],
+    [['ambient', '--host-probe-snat-v6', '169.254.7.127'], '--host-probe-snat-v6', '"169.254.7.127"'],
+    [['ambient', '--virtual-interfaces', 'eth0,eth 1'], '--virtual-interfaces', '"eth0,eth 1"'],
+    [['ambient', '--outbound-port', '15006'], '--inbound-port', '"15006"'],
+    [['ambient', '--pod-dns-capture', 'maybe'], '--pod-dns-capture', '"maybe"'],
+    [['ambient', '--dns-port', '0'], '--dns-port', '"0"'],
+    [['ambient-host', '--add-pod-ip', '198.51.100.7,1.2.3'], '--add-pod-ip', '"198.51.100.7,1.2.3"'],
+    [['ambient-host', '--remove-pod-ip', '2001:db8::7'], '--remove-pod-ip', '"2001:db8::7"'],
+    [['ambient', '--no-such-flag'], 'command line', 'unknown option'],
+  ])('%j → exit 2 naming %s', async (argv, field, value) => {
+    const res = await runCli([...argv, '-n', '--ipv6', 'off']);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    const lines = res.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(field);
+    expect(lines[0]).toContain(value);
+  });
+});
