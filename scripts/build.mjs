@@ -1,7 +1,11 @@
 // Bundles each entry point into one ESM file so start-up stays close to bare `node`.
+import { chmodSync } from 'node:fs';
 import { build } from 'esbuild';
 
-const entries = [{ in: 'src/cli/main.ts', out: 'meshcap' }];
+const entries = [
+  { in: 'src/cli/main.ts', out: 'meshcap' },
+  { in: 'cni/main.ts', out: 'meshcap-cni' },
+];
 
 await build({
   entryPoints: entries,
@@ -19,3 +23,6 @@ await build({
   },
   logLevel: 'warning',
 });
+
+// Runnable as `dist/meshcap.mjs` too (the shebang finds node), e.g. from a CNI bin dir.
+for (const e of entries) chmodSync(`dist/${e.out}.mjs`, 0o755);

@@ -5,7 +5,7 @@ import type { Plan } from '../model/plan.js';
 import type { Family } from '../model/rule.js';
 import { detectIptables, hintFor, type Iptables } from './detect.js';
 import { applyIpsets, destroyIpsets } from './ipsets.js';
-import { applyRouting, removeRouting } from './routes.js';
+import { applyRouting, removeRouting, routingPresent } from './routes.js';
 import { describeCommand, type Runner } from './runner.js';
 import { diffOwned, isEmptyOwned, parseSave, type FamilyState, type Ownership } from './state.js';
 import { cleanupEdits, convergeEdits, expectedState, ownedTables, ownershipFor, renderEdits, rollbackEdits } from './transaction.js';
@@ -131,4 +131,11 @@ export async function cleanupPlan(runner: Runner, plan: Plan, opts: ExecOptions,
   await removeRouting(runner, plan);
   await destroyIpsets(runner, plan);
   return { families };
+}
+
+/** CNI CHECK: what differs between the namespace and this plan (our rules, routing); empty when it matches. */
+export async function checkPlan(runner: Runner, plan: Plan, opts: ExecOptions): Promise<string[]> {
+  const contexts = await inspect(runner, plan, opts);
+  const rules = contexts.flatMap((c) => c.differences.map((d) => `${c.ipt.family} ${d}`));
+  return [...rules, ...(await routingPresent(runner, plan)).map((m) => `${m} is missing`)];
 }

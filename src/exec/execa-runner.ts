@@ -11,7 +11,10 @@ export function createExecaRunner(netns?: string): Runner {
   return {
     async run(cmd, args, opts = {}) {
       const [file, argv] = netns === undefined ? [cmd, [...args]] : ['nsenter', [`--net=${netns}`, '--', cmd, ...args]];
-      const r = await execa(file, argv, { input: opts.input ?? '', reject: false, stripFinalNewline: false, env: { LC_ALL: 'C' } });
+      // Legacy iptables tables are per namespace, so the xtables lock is too (as Istio's CNI does): pods
+      // set up at once never queue on one host-wide lock.
+      const env = netns === undefined ? { LC_ALL: 'C' } : { LC_ALL: 'C', XTABLES_LOCKFILE: netns };
+      const r = await execa(file, argv, { input: opts.input ?? '', reject: false, stripFinalNewline: false, env });
       if (r.failed && r.exitCode === undefined) {
         const missing = (r as { code?: string }).code === 'ENOENT';
         return { exitCode: missing ? NOT_FOUND : -1, stdout: r.stdout, stderr: missing ? `${file}: command not found` : (r.stderr || r.shortMessage) ?? '' };

@@ -19,7 +19,7 @@ async function ipsetRestore(runner: Runner, lines: readonly string[]): Promise<v
 export async function applyIpsets(runner: Runner, plan: Plan): Promise<void> {
   const lines = plan.ipsets.flatMap((s) => [
     `create ${s.name} hash:ip family ${s.family === 'ipv4' ? 'inet' : 'inet6'} comment`,
-    ...s.add.map((ip) => `add ${s.name} ${ip}`),
+    ...s.add.map((m) => `add ${s.name} ${m.ip}${m.comment === undefined ? '' : ` comment "${m.comment}"`}`),
     ...s.remove.map((ip) => `del ${s.name} ${ip}`),
   ]);
   await ipsetRestore(runner, lines);
@@ -28,4 +28,21 @@ export async function applyIpsets(runner: Runner, plan: Plan): Promise<void> {
 /** Destroys the plan's ipsets (after the rules that use them are gone); absent sets are fine. */
 export async function destroyIpsets(runner: Runner, plan: Plan): Promise<void> {
   await ipsetRestore(runner, plan.ipsets.map((s) => `destroy ${s.name}`));
+}
+
+/**
+ * CNI GC: removes members of the plan's sets whose comment names an attachment (`<containerID>/<ifname>`)
+ * that is not in `valid`. Members without such a comment (added by hand or by `ambient-host`) stay.
+ */
+export async function collectIpsetGarbage(runner: Runner, plan: Plan, valid: ReadonlySet<string>): Promise<string[]> {
+  const names = new Set(plan.ipsets.map((s) => s.name));
+  const saved = await runner.run('ipset', ['save']);
+  if (saved.exitCode !== 0) return [];
+  const stale: string[] = [];
+  for (const line of saved.stdout.split('\n')) {
+    const m = /^add (\S+) (\S+) comment "([^"]*)"/.exec(line);
+    if (m && names.has(m[1] ?? '') && (m[3] ?? '').includes('/') && !valid.has(m[3] ?? '')) stale.push(`del ${m[1]} ${m[2]}`);
+  }
+  await ipsetRestore(runner, stale);
+  return stale;
 }

@@ -27,7 +27,8 @@ export interface AddressPlan {
 export interface IpsetPlan {
   readonly family: Family;
   readonly name: string;
-  readonly add: readonly string[];
+  /** Members to add; the comment (the CNI attachment, `<containerID>/<ifname>`) lets GC find stale ones. */
+  readonly add: readonly { readonly ip: string; readonly comment?: string }[];
   readonly remove: readonly string[];
 }
 

@@ -25,13 +25,19 @@ export function buildAmbientHostPlan(cfg: AmbientHostConfig): Plan {
     ),
   ];
   const members = (list: typeof cfg.addPodIp, family: Family) => list.filter((c) => c.family === family).map((c) => c.text);
+  const comment = cfg.comment === undefined ? {} : { comment: cfg.comment };
   const plan: Plan = {
     families,
     rules,
     ipRules: [],
     routes: [],
     addresses: [],
-    ipsets: families.map((family) => ({ family, name: PROBE_IPSET[family], add: members(cfg.addPodIp, family), remove: members(cfg.removePodIp, family) })),
+    ipsets: families.map((family) => ({
+      family,
+      name: PROBE_IPSET[family],
+      add: members(cfg.addPodIp, family).map((ip) => ({ ip, ...comment })),
+      remove: members(cfg.removePodIp, family),
+    })),
     ownedChains: [POSTRT],
   };
   checkPlanInvariants(plan);

@@ -1,0 +1,127 @@
+import { z } from 'zod';
+import { parseInterface, parsePath } from '../src/config/values.js';
+import { CniCode, CniError, isSupported, type CniVersion } from './spec.js';
+
+/** The CNI_* environment of one invocation, validated. */
+export interface CniEnv {
+  readonly command: 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'STATUS' | 'GC';
+  readonly containerId: string;
+  readonly netns: string | undefined;
+  readonly ifname: string;
+  readonly args: ReadonlyMap<string, string>;
+}
+
+const COMMANDS = ['ADD', 'DEL', 'CHECK', 'VERSION', 'STATUS', 'GC'] as const;
+const CONTAINER_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const KNOWN_ARGS = new Set(['IgnoreUnknown', 'K8S_POD_NAME', 'K8S_POD_NAMESPACE', 'K8S_POD_INFRA_CONTAINER_ID', 'K8S_POD_UID']);
+
+const envError = (name: string, value: string | undefined, why: string) =>
+  new CniError(CniCode.invalidEnv, `invalid ${name}${value === undefined ? '' : `=${JSON.stringify(value)}`}: ${why}`);
+
+/** `K=V;K=V`; unknown keys are an error unless IgnoreUnknown is set (as libcni). */
+export function parseCniArgs(raw: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const pair of raw.split(';').filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw envError('CNI_ARGS', raw, `"${pair}" is not KEY=VALUE`);
+    out.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  const ignore = ['1', 'true', 'True'].includes(out.get('IgnoreUnknown') ?? '');
+  for (const key of out.keys()) if (!KNOWN_ARGS.has(key) && !ignore) throw envError('CNI_ARGS', raw, `unknown key ${key} (set IgnoreUnknown=1)`);
+  return out;
+}
+
+/** Reads and checks the CNI_* variables each command needs (spec §2). */
+export function parseCniEnv(env: Readonly<Record<string, string | undefined>>): CniEnv {
+  const command = env['CNI_COMMAND'];
+  if (command === undefined || command === '') throw envError('CNI_COMMAND', command, 'required');
+  if (!(COMMANDS as readonly string[]).includes(command)) throw envError('CNI_COMMAND', command, `must be one of ${COMMANDS.join(', ')}`);
+  const cmd = command as CniEnv['command'];
+  const needs = cmd === 'ADD' || cmd === 'CHECK' || cmd === 'DEL';
+  const containerId = env['CNI_CONTAINERID'] ?? '';
+  const ifname = env['CNI_IFNAME'] ?? '';
+  const netns = env['CNI_NETNS'] || undefined;
+  if (needs) {
+    if (!CONTAINER_ID.test(containerId)) throw envError('CNI_CONTAINERID', containerId, 'must start with a letter or digit and hold only letters, digits, "_", "." and "-"');
+    const iface = parseInterface(ifname);
+    if (!iface.ok) throw envError('CNI_IFNAME', ifname, iface.reason);
+    if (cmd !== 'DEL' && netns === undefined) throw envError('CNI_NETNS', undefined, `required for ${cmd}`);
+    if (netns !== undefined && !parsePath(netns).ok) throw envError('CNI_NETNS', netns, 'must be an absolute path');
+  }
+  return { command: cmd, containerId, netns, ifname, args: needs ? parseCniArgs(env['CNI_ARGS'] ?? '') : new Map() };
+}
+
+const list = z.union([z.string(), z.array(z.string()).transform((a) => a.join(','))]);
+const id = z.union([z.number().int().transform(String), z.string()]);
+
+/**
+ * The plugin's conflist entry. Unknown fields are refused (code 2, naming the field); values are checked
+ * again by the same schema the CLI uses once they become options.
+ */
+export const netConfSchema = z.strictObject({
+  cniVersion: z.string(),
+  name: z.string().optional(),
+  type: z.string().optional(),
+  args: z.record(z.string(), z.unknown()).optional(),
+  ipMasq: z.boolean().optional(),
+  ipam: z.record(z.string(), z.unknown()).optional(),
+  dns: z.record(z.string(), z.unknown()).optional(),
+  capabilities: z.record(z.string(), z.boolean()).optional(),
+  runtimeConfig: z.looseObject({ 'io.kubernetes.cri.pod-annotations': z.record(z.string(), z.string()).optional() }).optional(),
+  prevResult: z.record(z.string(), z.unknown()).optional(),
+  'cni.dev/valid-attachments': z.array(z.object({ containerID: z.string(), ifname: z.string() })).optional(),
+  mode: z.enum(['sidecar', 'ambient']).default('sidecar'),
+  log_level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  log_file: z.string().optional(),
+  exclude_namespaces: z.array(z.string()).default(['kube-system']),
+  ipv6: z.enum(['auto', 'on', 'off']).default('auto'),
+  force_iptables_binary: z.enum(['legacy', 'nft']).optional(),
+  redirect_dns: z.boolean().default(false),
+  // sidecar, istio-cni's defaults (CASES.md §4)
+  proxy_uid: id.default('1337'),
+  proxy_gid: id.optional(),
+  interception_mode: z.string().default('REDIRECT'),
+  include_outbound_ip_ranges: list.default('*'),
+  exclude_outbound_ip_ranges: list.default(''),
+  include_inbound_ports: list.default('*'),
+  exclude_inbound_ports: list.default(''),
+  include_outbound_ports: list.default(''),
+  exclude_outbound_ports: list.default('15020'),
+  exclude_interfaces: list.default(''),
+  kube_virt_interfaces: list.default(''),
+  drop_invalid: z.boolean().default(false),
+  // ambient
+  inbound: z.string().default('tproxy'),
+  ingress_mode: z.boolean().default(false),
+  virtual_interfaces: list.default(''),
+  host_probe_snat: z.string().optional(),
+  host_probe_snat_v6: z.string().optional(),
+  probe_ipset: z.boolean().default(false),
+});
+export type NetConf = z.output<typeof netConfSchema>;
+
+/** stdin → NetConf, with the spec's error codes: 6 not JSON, 2 unknown field, 7 bad value, 1 bad version. */
+export function parseNetConf(stdin: string): NetConf & { cniVersion: CniVersion } {
+  let json: unknown;
+  try {
+    json = JSON.parse(stdin);
+  } catch (err) {
+    throw new CniError(CniCode.decodeFailure, `network configuration on stdin is not JSON: ${(err as Error).message}`);
+  }
+  const r = netConfSchema.safeParse(json);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    if (issue?.code === 'unrecognized_keys') {
+      const key = issue.keys[0] ?? '';
+      const value = JSON.stringify((json as Record<string, unknown>)[key]);
+      throw new CniError(CniCode.unsupportedField, `unknown config field "${key}"=${value?.slice(0, 80)}`);
+    }
+    const field = issue?.path.join('.') || 'config';
+    throw new CniError(CniCode.invalidConfig, `invalid config field "${field}": ${issue?.message ?? 'invalid'}`);
+  }
+  const conf = r.data;
+  if (!isSupported(conf.cniVersion)) {
+    throw new CniError(CniCode.incompatibleVersion, `cniVersion ${JSON.stringify(conf.cniVersion)} is not supported`, 'supported: 0.3.0, 0.3.1, 0.4.0, 1.0.0, 1.1.0');
+  }
+  return conf as NetConf & { cniVersion: CniVersion };
+}

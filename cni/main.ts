@@ -1,0 +1,30 @@
+import { appendFileSync, readFileSync } from 'node:fs';
+import { nodeHost } from '../src/config/host.js';
+import { createExecaRunner } from '../src/exec/execa-runner.js';
+import { handlePlugin } from './handler.js';
+
+/** The `meshcap-cni` executable: a chained CNI plugin. The only place that ends the process. */
+function readStdin(): string {
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+const out = await handlePlugin({
+  env: process.env,
+  stdin: process.env['CNI_COMMAND'] === 'VERSION' && process.stdin.isTTY ? '' : readStdin(),
+  host: nodeHost,
+  stderr: process.stderr,
+  makeRunner: createExecaRunner,
+  appendLog: (path, line) => {
+    try {
+      appendFileSync(path, line);
+    } catch {
+      // A log file that cannot be written must never fail the pod.
+    }
+  },
+});
+process.stdout.write(out.stdout);
+process.exitCode = out.exitCode;

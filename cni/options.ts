@@ -1,0 +1,140 @@
+import { SIDECAR_INPUTS } from '../src/config/sidecar-inputs.js';
+import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from '../src/config/ambient-inputs.js';
+import type { InputSpec } from '../src/config/sources.js';
+import type { CommandName } from '../src/cli/program.js';
+import { parseGoBool, splitList } from '../src/config/values.js';
+import type { NetConf } from './config.js';
+import { CniCode, CniError } from './spec.js';
+
+/** Istio's pod annotations that meshcap-cni maps to options (istio-ambient-cni.md §10). */
+export const Annotation = {
+  inject: 'sidecar.istio.io/inject',
+  interceptionMode: 'sidecar.istio.io/interceptionMode',
+  includeOutboundIPRanges: 'traffic.sidecar.istio.io/includeOutboundIPRanges',
+  excludeOutboundIPRanges: 'traffic.sidecar.istio.io/excludeOutboundIPRanges',
+  includeInboundPorts: 'traffic.sidecar.istio.io/includeInboundPorts',
+  excludeInboundPorts: 'traffic.sidecar.istio.io/excludeInboundPorts',
+  includeOutboundPorts: 'traffic.sidecar.istio.io/includeOutboundPorts',
+  excludeOutboundPorts: 'traffic.sidecar.istio.io/excludeOutboundPorts',
+  excludeInterfaces: 'traffic.sidecar.istio.io/excludeInterfaces',
+  kubevirtInterfaces: 'traffic.sidecar.istio.io/kubevirtInterfaces',
+  rerouteVirtualInterfaces: 'istio.io/reroute-virtual-interfaces',
+  redirection: 'ambient.istio.io/redirection',
+  dnsCapture: 'ambient.istio.io/dns-capture',
+  bypassInboundCapture: 'ambient.istio.io/bypass-inbound-capture',
+} as const;
+
+/** Ports istio-cni always adds to the inbound exclusions: the agent, health and Prometheus ports. */
+const ALWAYS_EXCLUDED_INBOUND = '15020,15021,15090';
+
+/** Options for one engine command, and where each value came from (for error messages). */
+export interface PluginOptions {
+  readonly command: CommandName;
+  readonly flags: Record<string, string>;
+  readonly origin: ReadonlyMap<string, string>;
+}
+
+/** The pod opted out, or lives in an excluded namespace: the reason, or undefined to go ahead. */
+export function skipReason(conf: NetConf, annotations: Readonly<Record<string, string>>, namespace: string): string | undefined {
+  if (namespace !== '' && conf.exclude_namespaces.includes(namespace)) return `namespace ${namespace} is excluded`;
+  if (conf.mode === 'sidecar') {
+    const inject = annotations[Annotation.inject];
+    if (inject !== undefined) {
+      const v = parseGoBool(inject);
+      if (!v.ok) throw new CniError(CniCode.invalidConfig, `invalid annotation ${Annotation.inject}=${JSON.stringify(inject)}: ${v.reason}`);
+      if (!v.value) return `${Annotation.inject} is false`;
+    }
+  } else {
+    const redirection = annotations[Annotation.redirection];
+    if (redirection === 'disabled') return `${Annotation.redirection} is disabled`;
+    if (redirection !== undefined && redirection !== 'enabled') {
+      throw new CniError(CniCode.invalidConfig, `invalid annotation ${Annotation.redirection}=${JSON.stringify(redirection)}: must be "enabled" or "disabled"`);
+    }
+  }
+  return undefined;
+}
+
+function dedupe(csv: string): string {
+  return [...new Set(splitList(csv))].join(',');
+}
+
+class Builder {
+  readonly flags: Record<string, string> = {};
+  readonly origin = new Map<string, string>();
+  constructor(private readonly annotations: Readonly<Record<string, string>>) {}
+  /** Sets an option from the config field, or from the annotation when the pod has it. */
+  set(key: string, confField: string, confValue: string, annotation?: string, transform: (v: string) => string = (v) => v): void {
+    const fromAnn = annotation === undefined ? undefined : this.annotations[annotation];
+    this.flags[key] = transform(fromAnn ?? confValue);
+    this.origin.set(key, fromAnn !== undefined ? `annotation ${annotation}` : `config field ${confField}`);
+  }
+  fixed(key: string, value: string, why: string): void {
+    this.flags[key] = value;
+    this.origin.set(key, why);
+  }
+}
+
+/** istio-cni's sidecar defaults and annotations (CASES.md §4) as meshcap sidecar options. */
+export function sidecarOptions(conf: NetConf, annotations: Readonly<Record<string, string>>): Builder {
+  const b = new Builder(annotations);
+  b.fixed('envoyPort', '15001', 'istio-cni default');
+  b.fixed('inboundCapturePort', '15006', 'istio-cni default');
+  b.set('proxyUid', 'proxy_uid', conf.proxy_uid);
+  b.set('proxyGid', conf.proxy_gid === undefined ? 'proxy_uid' : 'proxy_gid', conf.proxy_gid ?? conf.proxy_uid);
+  b.set('interceptionMode', 'interception_mode', conf.interception_mode, Annotation.interceptionMode);
+  b.set('outboundInclude', 'include_outbound_ip_ranges', conf.include_outbound_ip_ranges, Annotation.includeOutboundIPRanges);
+  b.set('outboundExclude', 'exclude_outbound_ip_ranges', conf.exclude_outbound_ip_ranges, Annotation.excludeOutboundIPRanges);
+  b.set('inboundPorts', 'include_inbound_ports', conf.include_inbound_ports, Annotation.includeInboundPorts);
+  b.set('inboundExcludePorts', 'exclude_inbound_ports', conf.exclude_inbound_ports, Annotation.excludeInboundPorts, (v) => dedupe(`${v},${ALWAYS_EXCLUDED_INBOUND}`));
+  b.set('outboundPorts', 'include_outbound_ports', conf.include_outbound_ports, Annotation.includeOutboundPorts);
+  b.set('outboundExcludePorts', 'exclude_outbound_ports', conf.exclude_outbound_ports, Annotation.excludeOutboundPorts);
+  b.set('excludeInterfaces', 'exclude_interfaces', conf.exclude_interfaces, Annotation.excludeInterfaces);
+  const virt = annotations[Annotation.rerouteVirtualInterfaces] !== undefined ? Annotation.rerouteVirtualInterfaces : Annotation.kubevirtInterfaces;
+  b.set('kubeVirtInterfaces', 'kube_virt_interfaces', conf.kube_virt_interfaces, virt);
+  b.set('redirectDns', 'redirect_dns', String(conf.redirect_dns));
+  b.set('captureAllDns', 'redirect_dns', String(conf.redirect_dns));
+  b.set('dropInvalid', 'drop_invalid', String(conf.drop_invalid));
+  return b;
+}
+
+/** Trimmed, empty items dropped, as Istio's agent reads istio.io/reroute-virtual-interfaces. */
+const trimList = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean).join(',');
+
+export function ambientOptions(conf: NetConf, annotations: Readonly<Record<string, string>>): Builder {
+  const b = new Builder(annotations);
+  b.set('inbound', 'inbound', conf.inbound);
+  b.set('redirectDns', 'redirect_dns', String(conf.redirect_dns));
+  b.set('podDnsCapture', 'redirect_dns', '', Annotation.dnsCapture);
+  b.set('ingressMode', 'ingress_mode', String(conf.ingress_mode), Annotation.bypassInboundCapture);
+  b.set('virtualInterfaces', 'virtual_interfaces', conf.virtual_interfaces, Annotation.rerouteVirtualInterfaces, trimList);
+  addProbeAddresses(b, conf);
+  return b;
+}
+
+function addProbeAddresses(b: Builder, conf: NetConf): void {
+  if (conf.host_probe_snat !== undefined) b.set('hostProbeSnat', 'host_probe_snat', conf.host_probe_snat);
+  if (conf.host_probe_snat_v6 !== undefined) b.set('hostProbeSnatV6', 'host_probe_snat_v6', conf.host_probe_snat_v6);
+}
+
+/** The node-side options for keeping the probe ipset in step. */
+export function hostOptions(conf: NetConf): Builder {
+  const b = new Builder({});
+  addProbeAddresses(b, conf);
+  return b;
+}
+
+/** Options every command gets from the plugin: the namespace, IPv6, backend, converge, logging. */
+export function finish(b: Builder, command: CommandName, conf: NetConf, netns: string | undefined): PluginOptions {
+  if (netns !== undefined) b.fixed('netns', netns, 'CNI_NETNS');
+  b.set('ipv6', 'ipv6', conf.ipv6);
+  if (conf.force_iptables_binary !== undefined) b.set('forceIptablesBinary', 'force_iptables_binary', conf.force_iptables_binary);
+  if (command !== 'ambient-host') b.fixed('reconcile', 'true', 'meshcap-cni');
+  return { command, flags: b.flags, origin: b.origin };
+}
+
+/** Maps a CLI option name in a ConfigError (`--istio-service-cidr`) back to where the plugin got its value. */
+export function originOf(opts: PluginOptions, field: string): string {
+  const tables: Record<CommandName, readonly InputSpec[]> = { sidecar: SIDECAR_INPUTS, ambient: AMBIENT_INPUTS, 'ambient-host': AMBIENT_HOST_INPUTS };
+  const spec = tables[opts.command].find((s) => `--${s.long}` === field);
+  return (spec && opts.origin.get(spec.key)) ?? field;
+}
