@@ -117,7 +117,8 @@ async function del(inv: Invocation): Promise<string> {
     return '';
   }
   const { plan } = load(inv, podOptions(inv));
-  await cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf), log);
+  const report = await cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf), log);
+  log.info({ mode: conf.mode, families: report.families }, 'removed');
   return '';
 }
 
