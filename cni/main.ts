@@ -3,7 +3,7 @@ import { nodeHost } from '../src/config/host.js';
 import { createExecaRunner } from '../src/exec/execa-runner.js';
 import { handlePlugin } from './handler.js';
 
-/** The `meshcap-cni` executable: a chained CNI plugin. The only place that ends the process. */
+/** The `meshcap-cni` executable: a chained CNI plugin. The only place that ends the process (no top-level await: bytecode builds are CJS). */
 function readStdin(): string {
   try {
     return readFileSync(0, 'utf8');
@@ -12,7 +12,7 @@ function readStdin(): string {
   }
 }
 
-const out = await handlePlugin({
+void handlePlugin({
   env: process.env,
   stdin: process.env['CNI_COMMAND'] === 'VERSION' && process.stdin.isTTY ? '' : readStdin(),
   host: nodeHost,
@@ -25,6 +25,7 @@ const out = await handlePlugin({
       // A log file that cannot be written must never fail the pod.
     }
   },
+}).then((out) => {
+  process.stdout.write(out.stdout);
+  process.exitCode = out.exitCode;
 });
-process.stdout.write(out.stdout);
-process.exitCode = out.exitCode;
