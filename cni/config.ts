@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { parseInterface, parsePath } from '../src/config/values.js';
 import { CniCode, CniError, isSupported, type CniVersion } from './spec.js';
 
@@ -51,8 +51,10 @@ export function parseCniEnv(env: Readonly<Record<string, string | undefined>>): 
   return { command: cmd, containerId, netns, ifname, args: needs ? parseCniArgs(env['CNI_ARGS'] ?? '') : new Map() };
 }
 
-const list = z.union([z.string(), z.array(z.string()).transform((a) => a.join(','))]);
-const id = z.union([z.number().int().transform(String), z.string()]);
+const list = z.union([z.string(), z.pipe(z.array(z.string()), z.transform((a: string[]) => a.join(',')))]);
+const id = z.union([z.pipe(z.int(), z.transform(String)), z.string()]);
+const opt = z.optional;
+const dflt = z._default;
 
 /**
  * The plugin's conflist entry. Unknown fields are refused (code 2, naming the field); values are checked
@@ -60,43 +62,43 @@ const id = z.union([z.number().int().transform(String), z.string()]);
  */
 export const netConfSchema = z.strictObject({
   cniVersion: z.string(),
-  name: z.string().optional(),
-  type: z.string().optional(),
-  args: z.record(z.string(), z.unknown()).optional(),
-  ipMasq: z.boolean().optional(),
-  ipam: z.record(z.string(), z.unknown()).optional(),
-  dns: z.record(z.string(), z.unknown()).optional(),
-  capabilities: z.record(z.string(), z.boolean()).optional(),
-  runtimeConfig: z.looseObject({ 'io.kubernetes.cri.pod-annotations': z.record(z.string(), z.string()).optional() }).optional(),
-  prevResult: z.record(z.string(), z.unknown()).optional(),
-  'cni.dev/valid-attachments': z.array(z.object({ containerID: z.string(), ifname: z.string() })).optional(),
-  mode: z.enum(['sidecar', 'ambient']).default('sidecar'),
-  log_level: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
-  log_file: z.string().optional(),
-  exclude_namespaces: z.array(z.string()).default(['kube-system']),
-  ipv6: z.enum(['auto', 'on', 'off']).default('auto'),
-  force_iptables_binary: z.enum(['legacy', 'nft']).optional(),
-  redirect_dns: z.boolean().default(false),
+  name: opt(z.string()),
+  type: opt(z.string()),
+  args: opt(z.record(z.string(), z.unknown())),
+  ipMasq: opt(z.boolean()),
+  ipam: opt(z.record(z.string(), z.unknown())),
+  dns: opt(z.record(z.string(), z.unknown())),
+  capabilities: opt(z.record(z.string(), z.boolean())),
+  runtimeConfig: opt(z.looseObject({ 'io.kubernetes.cri.pod-annotations': opt(z.record(z.string(), z.string())) })),
+  prevResult: opt(z.record(z.string(), z.unknown())),
+  'cni.dev/valid-attachments': opt(z.array(z.object({ containerID: z.string(), ifname: z.string() }))),
+  mode: dflt(z.enum(['sidecar', 'ambient']), 'sidecar'),
+  log_level: dflt(z.enum(['debug', 'info', 'warn', 'error']), 'info'),
+  log_file: opt(z.string()),
+  exclude_namespaces: dflt(z.array(z.string()), ['kube-system']),
+  ipv6: dflt(z.enum(['auto', 'on', 'off']), 'auto'),
+  force_iptables_binary: opt(z.enum(['legacy', 'nft'])),
+  redirect_dns: dflt(z.boolean(), false),
   // sidecar, istio-cni's defaults (CASES.md §4)
-  proxy_uid: id.default('1337'),
-  proxy_gid: id.optional(),
-  interception_mode: z.string().default('REDIRECT'),
-  include_outbound_ip_ranges: list.default('*'),
-  exclude_outbound_ip_ranges: list.default(''),
-  include_inbound_ports: list.default('*'),
-  exclude_inbound_ports: list.default(''),
-  include_outbound_ports: list.default(''),
-  exclude_outbound_ports: list.default('15020'),
-  exclude_interfaces: list.default(''),
-  kube_virt_interfaces: list.default(''),
-  drop_invalid: z.boolean().default(false),
+  proxy_uid: dflt(id, '1337'),
+  proxy_gid: opt(id),
+  interception_mode: dflt(z.string(), 'REDIRECT'),
+  include_outbound_ip_ranges: dflt(list, '*'),
+  exclude_outbound_ip_ranges: dflt(list, ''),
+  include_inbound_ports: dflt(list, '*'),
+  exclude_inbound_ports: dflt(list, ''),
+  include_outbound_ports: dflt(list, ''),
+  exclude_outbound_ports: dflt(list, '15020'),
+  exclude_interfaces: dflt(list, ''),
+  kube_virt_interfaces: dflt(list, ''),
+  drop_invalid: dflt(z.boolean(), false),
   // ambient
-  inbound: z.string().default('tproxy'),
-  ingress_mode: z.boolean().default(false),
-  virtual_interfaces: list.default(''),
-  host_probe_snat: z.string().optional(),
-  host_probe_snat_v6: z.string().optional(),
-  probe_ipset: z.boolean().default(false),
+  inbound: dflt(z.string(), 'tproxy'),
+  ingress_mode: dflt(z.boolean(), false),
+  virtual_interfaces: dflt(list, ''),
+  host_probe_snat: opt(z.string()),
+  host_probe_snat_v6: opt(z.string()),
+  probe_ipset: dflt(z.boolean(), false),
 });
 export type NetConf = z.output<typeof netConfSchema>;
 

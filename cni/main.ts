@@ -1,6 +1,6 @@
 import { appendFileSync, readFileSync } from 'node:fs';
 import { nodeHost } from '../src/config/host.js';
-import { createExecaRunner } from '../src/exec/execa-runner.js';
+import type { Runner } from '../src/exec/runner.js';
 import { handlePlugin } from './handler.js';
 
 /** The `meshcap-cni` executable: a chained CNI plugin. The only place that ends the process (no top-level await: bytecode builds are CJS). */
@@ -12,12 +12,23 @@ function readStdin(): string {
   }
 }
 
+/** execa is loaded on the first command run, so VERSION (asked several times per pod) never parses it. */
+const lazyRunner = (netns: string | undefined): Runner => {
+  let inner: Promise<Runner> | undefined;
+  return {
+    async run(cmd, args, opts) {
+      inner ??= import('../src/exec/execa-runner.js').then((m) => m.createExecaRunner(netns));
+      return (await inner).run(cmd, args, opts);
+    },
+  };
+};
+
 void handlePlugin({
   env: process.env,
   stdin: process.env['CNI_COMMAND'] === 'VERSION' && process.stdin.isTTY ? '' : readStdin(),
   host: nodeHost,
   stderr: process.stderr,
-  makeRunner: createExecaRunner,
+  makeRunner: lazyRunner,
   appendLog: (path, line) => {
     try {
       appendFileSync(path, line);

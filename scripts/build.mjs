@@ -1,28 +1,58 @@
-// Bundles each entry point into one ESM file so start-up stays close to bare `node`.
-import { chmodSync } from 'node:fs';
+// Builds the Node entry points so start-up stays close to bare `node`: each bin is a tiny ESM loader that
+// runs one CommonJS bundle through V8's code cache (made here by one representative run); dependency code
+// meshcap never calls at run time is replaced by stubs.
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 
 const entries = [
-  { in: 'src/cli/main.ts', out: 'meshcap' },
-  { in: 'cni/main.ts', out: 'meshcap-cni' },
+  { in: 'src/cli/main.ts', out: 'meshcap', warm: { args: ['-n', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--ipv6', 'off'], env: {} } },
+  { in: 'cni/main.ts', out: 'meshcap-cni', warm: { args: [], env: { CNI_COMMAND: 'VERSION' } } },
 ];
 
+/**
+ * Stubs for modules that dependencies load at import time but meshcap never uses: pino's worker-thread
+ * transports (meshcap logs synchronously to stderr) and commander's child_process (for executable
+ * subcommands, which meshcap has none of). Each costs start-up on every pod.
+ */
+const STUBS = [
+  { importer: /node_modules[\\/]pino[\\/]/, path: /^\.\/(lib\/)?transport(\.js)?$/, contents: 'module.exports = () => { throw new Error("pino transports are not bundled in meshcap"); };' },
+  { importer: /node_modules[\\/]pino[\\/]/, path: /^worker_threads$/, contents: 'module.exports = { isMainThread: true };' },
+  { importer: /node_modules[\\/]commander[\\/]/, path: /^node:child_process$/, contents: 'module.exports = {};' },
+];
+
+const stubPlugin = {
+  name: 'meshcap-stubs',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, (args) => {
+      const stub = STUBS.findIndex((s) => s.path.test(args.path) && s.importer.test(args.importer));
+      return stub < 0 ? undefined : { path: `stub-${stub}`, namespace: 'meshcap-stub' };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'meshcap-stub' }, (args) => ({ contents: STUBS[Number(args.path.slice(5))].contents, loader: 'js' }));
+  },
+};
+
+mkdirSync('dist/lib', { recursive: true });
 await build({
-  entryPoints: entries,
-  outdir: 'dist',
-  outExtension: { '.js': '.mjs' },
+  entryPoints: entries.map((e) => ({ in: e.in, out: e.out })),
+  outdir: 'dist/lib',
+  entryNames: '[name]',
+  outExtension: { '.js': '.cjs' },
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
   target: 'node20',
   minify: true,
   legalComments: 'none',
-  banner: {
-    // Bundled CommonJS dependencies (pino) call require(); give the ESM bundle one.
-    js: "#!/usr/bin/env node\nimport { createRequire as __mcCreateRequire } from 'node:module'; const require = __mcCreateRequire(import.meta.url);",
-  },
+  plugins: [stubPlugin],
   logLevel: 'warning',
 });
 
-// Runnable as `dist/meshcap.mjs` too (the shebang finds node), e.g. from a CNI bin dir.
-for (const e of entries) chmodSync(`dist/${e.out}.mjs`, 0o755);
+const loader = readFileSync('scripts/loader.mjs', 'utf8');
+for (const e of entries) {
+  const bin = `dist/${e.out}.mjs`;
+  writeFileSync(bin, loader.replace('__NAME__', e.out));
+  chmodSync(bin, 0o755);
+  // One representative run (a dry-run; VERSION for the plugin) leaves the code cache next to the bundle.
+  execFileSync(process.execPath, [bin, ...e.warm.args], { env: { ...process.env, ...e.warm.env, MESHCAP_CODE_CACHE: 'write' }, stdio: ['ignore', 'ignore', 'ignore'] });
+}

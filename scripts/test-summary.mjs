@@ -1,8 +1,22 @@
-// Prints vitest's JSON report as one closing line CI can read: "N passed, N failed, N skipped".
-import { readFileSync } from 'node:fs';
+// Prints vitest JSON reports as one closing line CI can read: "N passed, N failed, N skipped".
+import { existsSync, readFileSync } from 'node:fs';
 
-const file = process.argv[2] ?? 'test-results.json';
-const report = JSON.parse(readFileSync(file, 'utf8'));
-const skipped = report.numPendingTests + report.numTodoTests;
-console.log(`${report.numPassedTests} passed, ${report.numFailedTests} failed, ${skipped} skipped`);
-process.exitCode = report.numFailedTests > 0 || report.numTotalTests === 0 || !report.success ? 1 : 0;
+const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['test-results.json'];
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let ok = true;
+for (const file of files) {
+  if (!existsSync(file)) {
+    console.error(`no test report at ${file}`);
+    ok = false;
+    continue;
+  }
+  const report = JSON.parse(readFileSync(file, 'utf8'));
+  passed += report.numPassedTests;
+  failed += report.numFailedTests;
+  skipped += report.numPendingTests + report.numTodoTests;
+  ok &&= report.success && report.numTotalTests > 0;
+}
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exitCode = ok && failed === 0 ? 0 : 1;

@@ -7,10 +7,7 @@ import type { Host } from '../config/host.js';
 import { renderIstioDryRun } from '../render/istio-framing.js';
 import { renderIstioCleanupDryRun } from '../render/cleanup.js';
 import { renderSaveDryRun } from '../render/save.js';
-import { applyPlan, cleanupPlan } from '../exec/apply.js';
-import { createExecaRunner } from '../exec/execa-runner.js';
 import { countingRunner, type Runner } from '../exec/runner.js';
-import { runValidation } from '../exec/validate.js';
 import { buildProgram, type ParsedCommand } from './program.js';
 import { loadCommand, type Loaded } from './commands.js';
 
@@ -45,6 +42,12 @@ async function execute({ settings, plan, sidecar }: Loaded, log: Logger, deps: C
     throw new ConfigError('--run-validation', 'true', 'validation probes the current namespace and cannot be combined with --netns; run it inside the pod');
   }
   const started = performance.now();
+  // The executor (execa and friends) is loaded only when something is applied: a dry-run never parses it.
+  const [{ applyPlan, cleanupPlan }, { createExecaRunner }, { runValidation }] = await Promise.all([
+    import('../exec/apply.js'),
+    import('../exec/execa-runner.js'),
+    import('../exec/validate.js'),
+  ]);
   const runner = countingRunner((deps.makeRunner ?? createExecaRunner)(netns));
   const opts = { reconcile: settings.reconcile, forceApply: settings.forceApply, forcedBackend: settings.forceIptablesBinary };
   const done = (msg: string, extra: object) => log.info({ ...extra, ipv6: settings.ipv6Reason, processes: runner.count(), ms: Math.round(performance.now() - started) }, msg);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ConfigError } from '../errors.js';
 import { parseHostAddress, type Cidr, type Parsed } from '../model/cidr.js';
 import { detectIpv6 } from './environment.js';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { isLoopbackCidr, parseCidr, type Cidr } from '../model/cidr.js';
 import type { OwnerId } from '../model/rule.js';
 import {
@@ -46,7 +46,7 @@ export const sidecarInputSchema = z.object({
   outboundPorts: fromParser(parsePortList),
   outboundExcludePorts: fromParser(parsePortList),
   kubeVirtInterfaces: fromParser(parseInterfaceList),
-  tproxyMark: fromParser(parseMark).refine((m) => m !== Mark.tproxyOutbound, `mark ${Mark.tproxyOutbound} is the hard-coded outbound mark of TPROXY mode`),
+  tproxyMark: fromParser(parseMark).check(z.refine((m) => m !== Mark.tproxyOutbound, `mark ${Mark.tproxyOutbound} is the hard-coded outbound mark of TPROXY mode`)),
   tproxyRouteTable: fromParser(parseRouteTable),
   dryRun: bool,
   iptablesProbePort: port,
@@ -62,12 +62,12 @@ export const sidecarInputSchema = z.object({
   reconcile: bool,
   cleanupOnly: bool,
   forceApply: bool,
-  nativeNftables: bool.refine((v) => !v, 'native nftables mode is not supported; meshcap applies iptables rules with iptables-restore (both backends)'),
+  nativeNftables: bool.check(z.refine((v) => !v, 'native nftables mode is not supported; meshcap applies iptables rules with iptables-restore (both backends)')),
   forceIptablesBinary,
   ownerGroupsInclude: fromParser(parseOwnerGroupsOrAll),
   ownerGroupsExclude: fromParser(parseOwnerGroupList),
   ipv4LoopbackCidr: fromParser(parseLoopbackCidr),
-  envoyUser: z.string().regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'not a valid user name'),
+  envoyUser: z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/, 'not a valid user name')),
   dryRunFilePath: optionalPath,
   logOutputLevel,
   logAsJson: bool,

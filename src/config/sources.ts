@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod/mini';
 import { ConfigError } from '../errors.js';
 
 /** One input of a command: a flag with its env vars (Istio's BindEnv), or an env var alone. */
@@ -55,7 +55,7 @@ export function collectRaw<K extends string>(
  * Validates the raw strings with `schema`. The first problem becomes a ConfigError that names the flag or
  * env var the bad value came from and the value itself.
  */
-export function parseRaw<S extends z.ZodType, K extends string>(schema: S, raw: Record<K, RawValue>): z.output<S> {
+export function parseRaw<S extends z.ZodMiniType, K extends string>(schema: S, raw: Record<K, RawValue>): z.output<S> {
   const values = Object.fromEntries(Object.entries<RawValue>(raw).map(([k, v]) => [k, v.value]));
   const result = schema.safeParse(values);
   if (result.success) return result.data;

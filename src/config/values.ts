@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { parseCidr, parseHostAddress, type Cidr, type Parsed } from '../model/cidr.js';
 import type { OwnerId } from '../model/rule.js';
 
@@ -12,12 +12,15 @@ const fail = <T>(reason: string): Parsed<T> => ({ ok: false, reason });
 
 /** Lifts a pure string parser into a zod schema whose failure message is the parser's reason. */
 export function fromParser<T>(parse: (s: string) => Parsed<T>) {
-  return z.string().transform((s, ctx): T => {
-    const r = parse(s);
-    if (r.ok) return r.value;
-    ctx.addIssue(r.reason);
-    return z.NEVER;
-  });
+  return z.pipe(
+    z.string(),
+    z.transform((s: string, ctx): T => {
+      const r = parse(s);
+      if (r.ok) return r.value;
+      ctx.issues.push({ code: 'custom', message: r.reason, input: s });
+      return z.NEVER;
+    }),
+  );
 }
 
 const DECIMAL = /^(0|[1-9][0-9]*)$/;

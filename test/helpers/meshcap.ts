@@ -1,10 +1,11 @@
 import { execa } from 'execa';
-import { MESHCAP_BIN } from './paths.js';
+import { entryCommand } from './paths.js';
 import type { Netns } from './netns.js';
 
 /** Runs the built meshcap (the same bundle users run) against a namespace. */
 export function meshcapIn(ns: Netns, args: readonly string[], env: Record<string, string> = {}) {
-  return execa(process.execPath, [MESHCAP_BIN, ...args, '--netns', ns.path], { reject: false, env });
+  const { file, args: pre } = entryCommand();
+  return execa(file, [...pre, ...args, '--netns', ns.path], { reject: false, env });
 }
 
 /** `iptables-save` (or ip6tables) of a backend inside a namespace, without the `#` lines. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
-import { REPO_ROOT } from './paths.js';
+import { entryCommand } from './paths.js';
 
 /**
  * A private podman (CNI backend) set-up after ../shared/reference/cni-runtime-recipe.sh: its own
@@ -22,8 +22,11 @@ export class PodmanLab {
     copyFileSync('/bin/busybox', join(this.dir, 'rootfs/bin/busybox'));
     chmodSync(join(this.dir, 'rootfs/bin/busybox'), 0o755);
     for (const a of ['sh', 'sleep', 'ip', 'cat', 'true']) symlinkSync('busybox', join(this.dir, 'rootfs/bin', a));
+    // The plugin as a node wrapper around the bundle, or the self-contained executable itself.
     const plugin = join(this.dir, 'cni-bin', 'meshcap-cni');
-    copyFileSync(join(REPO_ROOT, 'dist', 'meshcap-cni.mjs'), plugin);
+    const { file, args } = entryCommand('meshcap-cni');
+    if (args.length === 0) copyFileSync(file, plugin);
+    else writeFileSync(plugin, `#!/bin/sh\nexec ${file} ${args.join(' ')} "$@"\n`);
     chmodSync(plugin, 0o755);
     writeFileSync(
       join(this.dir, 'containers.conf'),

@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import type { ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createNetns, deleteNetns, type Netns } from './netns.js';
-import { MESHCAP_BIN, REPO_ROOT } from './paths.js';
+import { entryCommand, REPO_ROOT } from './paths.js';
 
 const PROBE = resolve(REPO_ROOT, 'test', 'fixtures', 'tcp_probe.py');
 /** Debian's interpreter: a per-user shim (pyenv) is not usable by the test UIDs. */
@@ -131,7 +131,8 @@ export class PodTopology {
 
   /** Runs the built meshcap against the pod namespace (or `ns`). */
   meshcap(args: readonly string[], ns: Netns = this.pod) {
-    return execa(process.execPath, [MESHCAP_BIN, ...args, '--netns', ns.path], { reject: false });
+    const { file, args: pre } = entryCommand();
+    return execa(file, [...pre, ...args, '--netns', ns.path], { reject: false });
   }
 
   async destroy(): Promise<void> {

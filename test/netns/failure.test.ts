@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MESHCAP_BIN } from '../helpers/paths.js';
+import { entryCommand } from '../helpers/paths.js';
 import { createNetns, deleteNetns, requireRoot, type Netns } from '../helpers/netns.js';
 import { saveOf } from '../helpers/meshcap.js';
 import { ISTIO_INIT_ARGS } from '../helpers/plan.js';
@@ -38,7 +38,7 @@ describe('failures roll back', () => {
     chmodSync(join(dir, name), 0o755);
   };
   const meshcap = (args: readonly string[], path = `${dir}:${SYSTEM_PATH}`) =>
-    execa(process.execPath, [MESHCAP_BIN, '--netns', ns!.path, '--force-iptables-binary', 'nft', ...args], { reject: false, env: { PATH: path }, extendEnv: false });
+    execa(entryCommand().file, [...entryCommand().args, '--netns', ns!.path, '--force-iptables-binary', 'nft', ...args], { reject: false, env: { PATH: path }, extendEnv: false });
   const states = async () => ({ v4: await saveOf(ns!, 'ipv4', 'nft'), v6: await saveOf(ns!, 'ipv6', 'nft') });
 
   const V6_FAILS = `cat >/dev/null

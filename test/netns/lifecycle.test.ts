@@ -152,17 +152,13 @@ for (const backend of ['nft', 'legacy'] as const) {
 
 describe('environment errors', () => {
   it('exits 5 when --netns does not exist', async () => {
-    const { execa } = await import('execa');
-    const { MESHCAP_BIN } = await import('../helpers/paths.js');
-    const r = await execa(process.execPath, [MESHCAP_BIN, ...ISTIO_INIT_ARGS, '--netns', '/run/netns/meshcap-no-such-ns'], { reject: false });
+    const r = await meshcapIn({ path: '/run/netns/meshcap-no-such-ns' } as Netns, [...ISTIO_INIT_ARGS]);
     expect(r.exitCode).toBe(5);
     expect(r.stderr).toContain('/run/netns/meshcap-no-such-ns');
   });
 
   it('exits 5 when --netns is not a network namespace', async () => {
-    const { execa } = await import('execa');
-    const { MESHCAP_BIN } = await import('../helpers/paths.js');
-    const r = await execa(process.execPath, [MESHCAP_BIN, ...ISTIO_INIT_ARGS, '--netns', '/etc/hostname'], { reject: false });
+    const r = await meshcapIn({ path: '/etc/hostname' } as Netns, [...ISTIO_INIT_ARGS]);
     expect(r.exitCode).toBe(5);
     expect(r.stderr).toContain('not a network namespace');
   });
@@ -171,7 +167,8 @@ describe('environment errors', () => {
 describe('the init-container case and --ipv6 auto', () => {
   it('applies in the current namespace when --netns is not given, detecting IPv6 there', async () => {
     const { execa } = await import('execa');
-    const { MESHCAP_BIN } = await import('../helpers/paths.js');
+    const { entryCommand } = await import('../helpers/paths.js');
+    const { file, args } = entryCommand();
     const ns = await createNetns('mcinit');
     try {
       await ns.run('ip', ['link', 'set', 'lo', 'up']);
@@ -179,7 +176,7 @@ describe('the init-container case and --ipv6 auto', () => {
       await ns.run('ip', ['address', 'add', '2001:db8:5::2/64', 'dev', 'eth0', 'nodad']);
       await ns.run('ip', ['link', 'set', 'eth1', 'up']);
       await ns.run('ip', ['link', 'set', 'eth0', 'up']);
-      const r = await execa('ip', ['netns', 'exec', ns.name, process.execPath, MESHCAP_BIN, ...ISTIO_INIT_ARGS], { reject: false });
+      const r = await execa('ip', ['netns', 'exec', ns.name, file, ...args, ...ISTIO_INIT_ARGS], { reject: false });
       expect(r.exitCode).toBe(0);
       expect(await saveOf(ns, 'ipv6', 'nft')).toContain('-A ISTIO_OUTPUT -j ISTIO_REDIRECT');
       // The same detection through --netns reads the target's addresses, not the caller's.

@@ -1,11 +1,11 @@
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { meshcapIn } from '../helpers/meshcap.js';
 import { createNetns, deleteNetns, requireRoot, type Netns } from '../helpers/netns.js';
-import { MESHCAP_BIN } from '../helpers/paths.js';
+import { IMPL, REPO_ROOT } from '../helpers/paths.js';
 import { ISTIO_INIT_ARGS } from '../helpers/plan.js';
 
 requireRoot();
@@ -20,9 +20,9 @@ describe('--run-validation', () => {
   beforeAll(() => {
     // A copy the unprivileged test UID can read wherever the checkout lives.
     bundleDir = mkdtempSync(join(tmpdir(), 'meshcap-bin-'));
+    cpSync(join(REPO_ROOT, 'dist'), bundleDir, { recursive: true });
     chmodSync(bundleDir, 0o755);
-    copyFileSync(MESHCAP_BIN, join(bundleDir, 'meshcap.mjs'));
-    chmodSync(join(bundleDir, 'meshcap.mjs'), 0o644);
+    for (const d of ['lib', 'bin']) if (existsSync(join(bundleDir, d))) chmodSync(join(bundleDir, d), 0o755);
   });
   afterAll(() => rmSync(bundleDir, { recursive: true, force: true }));
   beforeEach(async () => {
@@ -36,7 +36,7 @@ describe('--run-validation', () => {
   const validate = (uid: number, extra: readonly string[]) =>
     execa(
       'ip',
-      ['netns', 'exec', ns!.name, 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', process.execPath, join(bundleDir, 'meshcap.mjs'), '--run-validation', '--skip-rule-apply', ...extra],
+      ['netns', 'exec', ns!.name, 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...(IMPL === 'bin' ? [join(bundleDir, 'bin', 'meshcap')] : [process.execPath, join(bundleDir, 'meshcap.mjs')]), '--run-validation', '--skip-rule-apply', ...extra],
       { reject: false },
     );
 

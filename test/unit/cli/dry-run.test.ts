@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
-import { MESHCAP_BIN } from '../../helpers/paths.js';
+import { entryCommand } from '../../helpers/paths.js';
 import { ISTIO_INIT_ARGS } from '../../helpers/plan.js';
 
 describe('dry-run output', () => {
@@ -64,9 +64,10 @@ describe('dry-run output', () => {
   });
 });
 
-describe('the bundled executable', () => {
-  it('runs as `node dist/meshcap.mjs` without root, iptables or a non-loopback address', async () => {
-    const r = await execa(process.execPath, [MESHCAP_BIN, '-n', ...ISTIO_INIT_ARGS], {
+describe('the built entry point (node bundle, or the executable with MESHCAP_IMPL=bin)', () => {
+  it('runs without root, iptables or a non-loopback address', async () => {
+    const { file, args } = entryCommand();
+    const r = await execa(file, [...args, '-n', ...ISTIO_INIT_ARGS], {
       reject: false,
       env: { PATH: '/nonexistent' },
       extendEnv: false,
@@ -76,7 +77,8 @@ describe('the bundled executable', () => {
   });
 
   it('exits 2 on bad input with one line on stderr', async () => {
-    const r = await execa(process.execPath, [MESHCAP_BIN, '-n', '-p', '0'], { reject: false });
+    const { file, args } = entryCommand();
+    const r = await execa(file, [...args, '-n', '-p', '0'], { reject: false });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
