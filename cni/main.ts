@@ -17,7 +17,7 @@ const lazyRunner = (netns: string | undefined): Runner => {
   let inner: Promise<Runner> | undefined;
   return {
     async run(cmd, args, opts) {
-      inner ??= import('../src/exec/execa-runner.js').then((m) => m.createExecaRunner(netns));
+      inner ??= import('../src/exec/spawn-runner.js').then((m) => m.createSpawnRunner(netns));
       return (await inner).run(cmd, args, opts);
     },
   };

@@ -43,12 +43,12 @@ async function execute({ settings, plan, sidecar }: Loaded, log: Logger, deps: C
   }
   const started = performance.now();
   // The executor (execa and friends) is loaded only when something is applied: a dry-run never parses it.
-  const [{ applyPlan, cleanupPlan }, { createExecaRunner }, { runValidation }] = await Promise.all([
+  const [{ applyPlan, cleanupPlan }, { createSpawnRunner }, { runValidation }] = await Promise.all([
     import('../exec/apply.js'),
-    import('../exec/execa-runner.js'),
+    import('../exec/spawn-runner.js'),
     import('../exec/validate.js'),
   ]);
-  const runner = countingRunner((deps.makeRunner ?? createExecaRunner)(netns));
+  const runner = countingRunner((deps.makeRunner ?? createSpawnRunner)(netns));
   const opts = { reconcile: settings.reconcile, forceApply: settings.forceApply, forcedBackend: settings.forceIptablesBinary };
   const done = (msg: string, extra: object) => log.info({ ...extra, ipv6: settings.ipv6Reason, processes: runner.count(), ms: Math.round(performance.now() - started) }, msg);
   if (settings.cleanupOnly) {

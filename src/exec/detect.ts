@@ -79,9 +79,9 @@ export async function detectIptables(runner: Runner, family: Family, forced?: 'l
     if (r.exitCode !== 0) throw new CommandError({ command: cmd, exitCode: r.exitCode, stderr: r.stderr, hint: hintFor(r, cmd) });
     return make(forced, `--force-iptables-binary ${forced}`, r.stdout);
   }
-  const legacy = await trySave('legacy');
+  // Both saves at once: the nft one is needed whenever legacy holds no rules, which is the common case.
+  const [legacy, nft] = await Promise.all([trySave('legacy'), trySave('nft')]);
   if (legacy.exitCode === 0 && hasRules(legacy.stdout)) return make('legacy', 'legacy tables already hold rules in this namespace', legacy.stdout);
-  const nft = await trySave('nft');
   if (nft.exitCode === 0) return make('nft', legacy.exitCode === 0 ? 'no legacy rules here; nf_tables works' : 'legacy iptables unusable; nf_tables works', nft.stdout);
   const plain = await trySave('plain');
   const cmd = binaryName(family, 'plain', 'save');

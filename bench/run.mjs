@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// `npm run bench`: whole-process benchmarks, each against a floor measured side by side in the same run
+// (bench/measure.py alternates the commands). Needs root (namespaces), iptables, python3; prints a table.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 30);
+const ISTIO_INIT = ['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--ipv6', 'off'];
+const NODE = process.execPath;
+const BIN = 'dist/bin/meshcap';
+const CNI_BIN = 'dist/bin/meshcap-cni';
+const ns = `mcbench-${process.pid}`;
+const nsPath = `/run/netns/${ns}`;
+const freshNs = { setup: ['sh', '-c', `ip netns add ${ns} && ip -n ${ns} link set lo up`], teardown: ['ip', 'netns', 'del', ns] };
+
+function measure(commands, runs = RUNS) {
+  const out = execFileSync('python3', ['bench/measure.py'], { input: JSON.stringify({ runs, warmup: 3, commands }), maxBuffer: 1 << 26 });
+  return JSON.parse(out.toString());
+}
+
+const prevResult = { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: nsPath }], ips: [{ address: '198.51.100.7/24', interface: 0 }] };
+const cniEnv = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'bench', CNI_NETNS: nsPath, CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni', CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=bench' };
+const cniConf = (extra) => JSON.stringify({ cniVersion: '1.0.0', name: 'bench', type: 'meshcap-cni', prevResult, ipv6: 'off', force_iptables_binary: 'nft', ...extra });
+
+execFileSync('npm', ['run', 'build'], { stdio: 'ignore' });
+execFileSync('npm', ['run', 'build:bin'], { stdio: 'ignore' });
+const restoreText = execFileSync(BIN, ['-n', ...ISTIO_INIT, '--dry-run-format', 'istio'], { encoding: 'utf8' })
+  .split('\n')
+  .filter((l) => l && !l.endsWith('tables-save'))
+  .join('\n')
+  .concat('\n');
+
+const rows = [];
+const ratio = (a, b) => a / b;
+const fmt = (x) => x.toFixed(2);
+
+// (a) + (b)
+const startup = measure([
+  { name: 'node -e 0', argv: [NODE, '-e', '0'] },
+  { name: 'node dist/meshcap.mjs -n', argv: [NODE, 'dist/meshcap.mjs', '-n', ...ISTIO_INIT] },
+  { name: 'dist/bin/meshcap -n', argv: [BIN, '-n', ...ISTIO_INIT] },
+]);
+const floor = startup['node -e 0'];
+const nodePath = startup['node dist/meshcap.mjs -n'];
+const exe = startup['dist/bin/meshcap -n'];
+rows.push(['(a) `node dist/meshcap.mjs -n` vs `node -e 0`, wall', `${nodePath.wall_ms.toFixed(1)} / ${floor.wall_ms.toFixed(1)} ms`, fmt(ratio(nodePath.wall_ms, floor.wall_ms)), '≤ 1.15']);
+rows.push(['(a) same, peak RSS', `${(nodePath.rss_kib / 1024).toFixed(1)} / ${(floor.rss_kib / 1024).toFixed(1)} MiB`, fmt(ratio(nodePath.rss_kib, floor.rss_kib)), '≤ 1.3']);
+rows.push(['(b) `dist/bin/meshcap -n` vs `node -e 0`, wall', `${exe.wall_ms.toFixed(1)} / ${floor.wall_ms.toFixed(1)} ms`, fmt(ratio(exe.wall_ms, floor.wall_ms)), '≤ 0.8']);
+rows.push(['(b) same, peak RSS', `${(exe.rss_kib / 1024).toFixed(1)} / ${(floor.rss_kib / 1024).toFixed(1)} MiB`, fmt(ratio(exe.rss_kib, floor.rss_kib)), 'reported']);
+
+execFileSync('sh', ['-c', `ip netns add ${ns} && ip -n ${ns} link set lo up`]);
+let go;
+try {
+  go = measure([
+    { name: 'portmap ADD', argv: ['/usr/lib/cni/portmap'], env: cniEnv, stdin: JSON.stringify({ cniVersion: '1.0.0', name: 'bench', type: 'portmap', capabilities: { portMappings: true }, prevResult }) },
+    { name: 'dist/bin/meshcap -n', argv: [BIN, '-n', ...ISTIO_INIT] },
+    { name: 'meshcap-cni pass-through ADD', argv: [CNI_BIN], env: { ...cniEnv, CNI_ARGS: 'K8S_POD_NAMESPACE=kube-system;K8S_POD_NAME=bench' }, stdin: cniConf({}) },
+  ]);
+} finally {
+  execFileSync('ip', ['netns', 'del', ns]);
+}
+const pm = go['portmap ADD'];
+rows.push(['(b) `dist/bin/meshcap -n` vs Go `portmap` pass-through ADD, wall', `${go['dist/bin/meshcap -n'].wall_ms.toFixed(1)} / ${pm.wall_ms.toFixed(1)} ms`, fmt(ratio(go['dist/bin/meshcap -n'].wall_ms, pm.wall_ms)), 'reported (gap to Go)']);
+rows.push(['(b) `meshcap-cni` pass-through ADD vs `portmap` pass-through ADD, wall', `${go['meshcap-cni pass-through ADD'].wall_ms.toFixed(1)} / ${pm.wall_ms.toFixed(1)} ms`, fmt(ratio(go['meshcap-cni pass-through ADD'].wall_ms, pm.wall_ms)), 'reported']);
+rows.push(['(b) same, peak RSS', `${(go['meshcap-cni pass-through ADD'].rss_kib / 1024).toFixed(1)} / ${(pm.rss_kib / 1024).toFixed(1)} MiB`, fmt(ratio(go['meshcap-cni pass-through ADD'].rss_kib, pm.rss_kib)), 'reported']);
+
+// (c) + (d): real applies into a fresh namespace each run.
+const apply = measure([
+  { name: 'restore', argv: ['nsenter', `--net=${nsPath}`, '--', 'iptables-nft-restore', '--noflush'], stdin: restoreText, ...freshNs },
+  { name: 'dry-run', argv: [BIN, '-n', ...ISTIO_INIT] },
+  { name: 'apply', argv: [BIN, ...ISTIO_INIT, '--netns', nsPath], ...freshNs },
+  { name: 'cni add', argv: [CNI_BIN], env: cniEnv, stdin: cniConf({ exclude_namespaces: [] }), ...freshNs },
+], Math.max(10, Math.floor(RUNS / 2)));
+const beyond = apply.apply.wall_ms - apply['dry-run'].wall_ms;
+rows.push(['(c) apply beyond its dry-run vs bare `iptables-restore` of the same text', `${beyond.toFixed(1)} / ${apply.restore.wall_ms.toFixed(1)} ms`, fmt(ratio(beyond, apply.restore.wall_ms)), '≤ 1.3']);
+const cniFloor = apply['dry-run'].wall_ms + apply.restore.wall_ms;
+rows.push(['(d) `meshcap-cni` ADD (sidecar, applied) vs its dry-run + bare restore', `${apply['cni add'].wall_ms.toFixed(1)} / ${cniFloor.toFixed(1)} ms`, fmt(ratio(apply['cni add'].wall_ms, cniFloor)), '≤ 1.2']);
+
+// (e) scale, in-process.
+const dir = mkdtempSync(join(tmpdir(), 'meshcap-bench-'));
+try {
+  await build({ entryPoints: ['bench/scale.ts'], bundle: true, platform: 'node', format: 'esm', outfile: join(dir, 'scale.mjs'), logLevel: 'error', banner: { js: "import { createRequire as __c } from 'node:module'; const require = __c(import.meta.url);" } });
+  const scale = JSON.parse(execFileSync(NODE, [join(dir, 'scale.mjs')], { encoding: 'utf8' }));
+  rows.push(['(e) plan + render, 20k vs 2k CIDRs and ports', `${scale.large.toFixed(1)} / ${scale.small.toFixed(1)} ms`, fmt(scale.ratio), '≤ 12']);
+  rows.push(['(e) 10k CIDRs + 10k ports applied', scale.applied, '', 'correct']);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+// (f) processes per apply, from the apply's own report.
+const processes = (args) => {
+  execFileSync('sh', ['-c', `ip netns add ${ns} && ip -n ${ns} link set lo up`]);
+  try {
+    const out = execFileSync('sh', ['-c', `${BIN} ${args.map((a) => `'${a}'`).join(' ')} --netns ${nsPath} 2>&1 >/dev/null`], { encoding: 'utf8' });
+    const line = out.split('\n').find((l) => l.includes('"msg":"applied"'));
+    return line ? JSON.parse(line).processes : 'n/a';
+  } finally {
+    execFileSync('ip', ['netns', 'del', ns]);
+  }
+};
+rows.push(['(f) processes per apply: istio-init, IPv4', String(processes(ISTIO_INIT)), '', 'probe + 1 restore/family']);
+rows.push(['(f) processes per apply: istio-init, IPv4 + IPv6', String(processes([...ISTIO_INIT.slice(0, -2), '--ipv6', 'on'])), '', '+ ::6 address']);
+rows.push(['(f) processes per apply: TPROXY, IPv4 + IPv6', String(processes(['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'TPROXY', '-b', '*', '-i', '*', '--ipv6', 'on'])), '', '+ routes']);
+
+const cpu = execFileSync('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: 'utf8' }).trim();
+const header = `Measured ${new Date().toISOString().slice(0, 10)} on ${cpu} (${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores), Node ${process.version}, bun ${execFileSync('node_modules/.bin/bun', ['--version'], { encoding: 'utf8' }).trim()}, ${RUNS} alternating runs (medians).`;
+const table = ['| benchmark | measured | ratio | target |', '| --- | --- | --- | --- |', ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+writeFileSync('bench/results.md', `${header}\n\n${table}\n`);
+console.log(`${header}\n\n${table}`);
