@@ -1,13 +1,12 @@
 // Self-contained executables for linux-x64 (no Node needed on the host): `bun build --compile` with
-// bytecode, chosen by measurement (README "Self-contained executables").
+// bytecode, chosen by measurement (README "Self-contained executables"). One binary serves both programs;
+// dist/bin/meshcap-cni is a hard link to it (it dispatches on the name it is started under).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { linkSync, mkdirSync, rmSync } from 'node:fs';
 
-const bun = 'node_modules/.bin/bun';
 mkdirSync('dist/bin', { recursive: true });
-for (const [entry, out] of [
-  ['src/cli/main.ts', 'meshcap'],
-  ['cni/main.ts', 'meshcap-cni'],
-]) {
-  execFileSync(bun, ['build', '--compile', '--bytecode', '--minify', '--target=bun-linux-x64', entry, '--outfile', `dist/bin/${out}`], { stdio: ['ignore', 'ignore', 'inherit'] });
-}
+execFileSync('node_modules/.bin/bun', ['build', '--compile', '--bytecode', '--minify', '--target=bun-linux-x64', 'src/bin.ts', '--outfile', 'dist/bin/meshcap'], {
+  stdio: ['ignore', 'ignore', 'inherit'],
+});
+rmSync('dist/bin/meshcap-cni', { force: true });
+linkSync('dist/bin/meshcap', 'dist/bin/meshcap-cni');
