@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import type { Host } from '../src/config/host.js';
-import { CommandError, ConfigError, EnvironmentError, MeshcapError } from '../src/errors.js';
+import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
 import { createLogger, type LogSink, type Logger } from '../src/log.js';
 import { loadCommand } from '../src/cli/commands.js';
 import { applyPlan, checkPlan, cleanupPlan } from '../src/exec/apply.js';
 import { applyIpsets, collectIpsetGarbage } from '../src/exec/ipsets.js';
+import { withNamespaceLock } from '../src/exec/lock.js';
 import type { Runner } from '../src/exec/runner.js';
 import { parseCniEnv, parseNetConf, type CniEnv, type NetConf } from './config.js';
 import { ambientOptions, finish, hostOptions, originOf, sidecarOptions, skipReason, type PluginOptions } from './options.js';
@@ -27,6 +28,8 @@ export interface PluginOutput {
 }
 
 const print = (obj: unknown) => `${JSON.stringify(obj, null, 4)}\n`;
+/** How long an ADD/DEL waits for another invocation working on the same namespace. */
+const LOCK_WAIT_MS = 30_000;
 
 /** Turns an engine error into the CNI error the runtime shows, naming the config field or annotation. */
 function toCniError(err: unknown, opts?: PluginOptions): CniError {
@@ -39,6 +42,7 @@ function toCniError(err: unknown, opts?: PluginOptions): CniError {
     const code = err.hint?.includes('xtables lock') ? CniCode.tryAgainLater : CniCode.applyFailed;
     return new CniError(code, err.message, err.stderr.trim() || undefined);
   }
+  if (err instanceof LockBusyError) return new CniError(CniCode.tryAgainLater, err.message);
   if (err instanceof EnvironmentError || err instanceof MeshcapError) return new CniError(CniCode.environment, err.message);
   return new CniError(CniCode.internal, `internal error: ${err instanceof Error ? err.message : String(err)}`);
 }
@@ -80,13 +84,16 @@ async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Promise<vo
   opts.flags[op === 'add' ? 'addPodIp' : 'removePodIp'] = ips;
   const { plan } = load(inv, opts);
   const runner = deps.makeRunner(undefined);
-  if (op === 'add') {
-    await applyPlan(runner, plan, { reconcile: true, forceApply: false, forcedBackend: conf.force_iptables_binary }, inv.log);
-    // Re-add with the attachment as comment, so GC can find members whose pod is gone.
-    await applyIpsets(runner, { ...plan, ipsets: plan.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) });
-  } else {
-    await applyIpsets(runner, plan);
-  }
+  // The node's namespace is shared by every pod's ADD: one at a time there too.
+  await withNamespaceLock(undefined, LOCK_WAIT_MS, async () => {
+    if (op === 'add') {
+      await applyPlan(runner, plan, { reconcile: true, forceApply: false, forcedBackend: conf.force_iptables_binary }, inv.log);
+      // Re-add with the attachment as comment, so GC can find members whose pod is gone.
+      await applyIpsets(runner, { ...plan, ipsets: plan.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) });
+    } else {
+      await applyIpsets(runner, plan);
+    }
+  });
 }
 
 async function add(inv: Invocation): Promise<string> {
@@ -101,7 +108,7 @@ async function add(inv: Invocation): Promise<string> {
   } else {
     const opts = podOptions(inv);
     const { plan } = load(inv, opts);
-    const report = await applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf), log);
+    const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf), log));
     log.info({ mode: conf.mode, families: report.families, container: env.containerId }, 'applied');
     await syncProbeIpset(inv, 'add');
   }
@@ -117,7 +124,7 @@ async function del(inv: Invocation): Promise<string> {
     return '';
   }
   const { plan } = load(inv, podOptions(inv));
-  const report = await cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf), log);
+  const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf), log));
   log.info({ mode: conf.mode, families: report.families }, 'removed');
   return '';
 }

@@ -14,7 +14,7 @@ export type ErrorCode = 'config' | 'invariant' | 'command' | 'environment' | 'va
 /** Base of every error meshcap reports on purpose; anything else is a bug (exit 1). */
 export class MeshcapError extends Error {
   readonly code: ErrorCode;
-  readonly exitCode: number;
+  readonly exitCode: number = 1;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'MeshcapError';
@@ -87,5 +87,22 @@ export class StateConflictError extends MeshcapError {
     super('environment', `the namespace holds a different set of capture rules: ${shown}${more}; rerun with --reconcile to replace them`);
     this.name = 'StateConflictError';
     this.differences = differences;
+  }
+}
+
+/** Another meshcap holds this namespace's lock past the wait. Exit 5; CNI "try again later" (11). */
+export class LockBusyError extends MeshcapError {
+  constructor(message: string) {
+    super('environment', message);
+    this.name = 'LockBusyError';
+  }
+}
+
+/** SIGTERM/SIGINT arrived during an apply: what was changed has been put back. Exit 143, as a killed process. */
+export class InterruptedError extends MeshcapError {
+  override readonly exitCode = 143;
+  constructor(signal: string) {
+    super('environment', `interrupted by ${signal}: the namespace was put back to its state before this run`);
+    this.name = 'InterruptedError';
   }
 }

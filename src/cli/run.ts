@@ -11,6 +11,9 @@ import { countingRunner, type Runner } from '../exec/runner.js';
 import { buildProgram, type ParsedCommand } from './program.js';
 import { loadCommand, type Loaded } from './commands.js';
 
+/** How long a run waits for another meshcap working on the same namespace (as iptables' --wait=30). */
+const LOCK_WAIT_MS = 30_000;
+
 export interface CliDeps {
   readonly env: Env;
   readonly host: Host;
@@ -43,19 +46,32 @@ async function execute({ settings, plan, sidecar }: Loaded, log: Logger, deps: C
   }
   const started = performance.now();
   // The executor (execa and friends) is loaded only when something is applied: a dry-run never parses it.
-  const [{ applyPlan, cleanupPlan }, { createSpawnRunner }, { runValidation }] = await Promise.all([
+  const [{ applyPlan, cleanupPlan }, { createSpawnRunner }, { runValidation }, { withNamespaceLock }] = await Promise.all([
     import('../exec/apply.js'),
     import('../exec/spawn-runner.js'),
     import('../exec/validate.js'),
+    import('../exec/lock.js'),
   ]);
   const runner = countingRunner((deps.makeRunner ?? createSpawnRunner)(netns));
-  const opts = { reconcile: settings.reconcile, forceApply: settings.forceApply, forcedBackend: settings.forceIptablesBinary };
+  // SIGTERM/SIGINT (a pod deleted mid-start) never leaves a half-applied set: the current transaction ends,
+  // then everything changed is put back and meshcap exits 143.
+  const interrupt = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const opts = { reconcile: settings.reconcile, forceApply: settings.forceApply, forcedBackend: settings.forceIptablesBinary, signal: interrupt.signal };
   const done = (msg: string, extra: object) => log.info({ ...extra, ipv6: settings.ipv6Reason, processes: runner.count(), ms: Math.round(performance.now() - started) }, msg);
-  if (settings.cleanupOnly) {
-    done('cleaned up', await cleanupPlan(runner, plan, opts, log));
-    return;
+  try {
+    // One meshcap at a time per namespace: concurrent runs read and change the state one after another.
+    await withNamespaceLock(netns, LOCK_WAIT_MS, async () => {
+      if (settings.cleanupOnly) done('cleaned up', await cleanupPlan(runner, plan, opts, log));
+      else if (!sidecar?.skipRuleApply) done('applied', { ...(await applyPlan(runner, plan, opts, log)), rules: plan.rules.length });
+    });
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
   }
-  if (!sidecar?.skipRuleApply) done('applied', { ...(await applyPlan(runner, plan, opts, log)), rules: plan.rules.length });
+  if (settings.cleanupOnly) return;
   if (sidecar?.runValidation) {
     for (const family of plan.families) {
       await runValidation({ family, outboundPort: sidecar.envoyPort, inboundPort: sidecar.inboundCapturePort, probePort: sidecar.iptablesProbePort, timeoutMs: sidecar.probeTimeout }, log);

@@ -1,4 +1,4 @@
-import { CommandError, StateConflictError } from '../errors.js';
+import { CommandError, InterruptedError, StateConflictError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { TABLES } from '../model/chains.js';
 import type { Plan } from '../model/plan.js';
@@ -14,6 +14,12 @@ export interface ExecOptions {
   readonly reconcile: boolean;
   readonly forceApply: boolean;
   readonly forcedBackend: 'legacy' | 'nft' | undefined;
+  /** Aborted by SIGTERM/SIGINT: the apply stops after the current transaction and rolls back. */
+  readonly signal?: AbortSignal;
+}
+
+function checkInterrupted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new InterruptedError(String(signal.reason ?? 'a signal'));
 }
 
 export interface FamilyReport {
@@ -87,31 +93,30 @@ export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, l
   if (conflicts.length > 0 && !opts.reconcile && !opts.forceApply) {
     throw new StateConflictError(conflicts.flatMap((c) => c.differences.map((d) => `${c.ipt.family} ${d}`)));
   }
+  checkInterrupted(opts.signal);
   // Sets must exist before a rule can match them.
   await applyIpsets(runner, plan);
   const done: FamilyContext[] = [];
   const families: FamilyReport[] = [];
-  for (const c of contexts) {
-    const base = { family: c.ipt.family, backend: c.ipt.backend, reason: c.ipt.reason };
-    if (c.differences.length === 0 && !opts.forceApply) {
-      families.push({ ...base, action: 'unchanged' });
-      continue;
-    }
-    const text = renderEdits(convergeEdits(plan, c.ipt.family, c.before));
-    done.push(c);
-    try {
-      await restore(runner, c.ipt, text);
-    } catch (err) {
-      const failures = await rollback(runner, done, log);
-      if (failures.length > 0 && err instanceof Error) err.message += `; rollback failed: ${failures.join('; ')}`;
-      throw err;
-    }
-    families.push({ ...base, action: c.residue ? 'reconciled' : 'applied' });
-  }
   try {
+    for (const c of contexts) {
+      const base = { family: c.ipt.family, backend: c.ipt.backend, reason: c.ipt.reason };
+      if (c.differences.length === 0 && !opts.forceApply) {
+        families.push({ ...base, action: 'unchanged' });
+        continue;
+      }
+      const text = renderEdits(convergeEdits(plan, c.ipt.family, c.before));
+      done.push(c);
+      await restore(runner, c.ipt, text);
+      families.push({ ...base, action: c.residue ? 'reconciled' : 'applied' });
+      checkInterrupted(opts.signal);
+    }
     await applyRouting(runner, plan);
+    checkInterrupted(opts.signal);
   } catch (err) {
-    await rollback(runner, done, log);
+    // Any failure (or a signal) after the first change: every family goes back to where it was.
+    const failures = await rollback(runner, done, log);
+    if (failures.length > 0 && err instanceof Error) err.message += `; rollback failed: ${failures.join('; ')}`;
     throw err;
   }
   return { families };

@@ -42,9 +42,12 @@ const hasRules = (save: string) => save.split('\n').length - 1 >= 3;
 
 export function hintFor(result: RunResult, cmd: string): string | undefined {
   const err = result.stderr;
-  if (result.exitCode === NOT_FOUND || /No such file or directory|command not found/.test(err)) return `${cmd} is not installed (install the iptables package)`;
+  // Kernel first: "Couldn't load match `owner':No such file or directory" is a missing module, not a binary.
+  if (/Table does not exist|can't initialize|Could not fetch rule set|Protocol not supported|does not exist \(do you need to insmod|Couldn't load (match|target)|Extension \S+ revision 0 not supported/.test(err)) {
+    return 'the kernel lacks this table or match (load the iptables/nf_tables modules)';
+  }
+  if (result.exitCode === NOT_FOUND || /command not found|failed to execute \S+: No such file or directory|: not found$/m.test(err)) return `${cmd} is not installed (install the iptables package)`;
   if (/xtables lock|Another app is currently holding/.test(err)) return 'the xtables lock is held by another process';
-  if (/Table does not exist|can't initialize|Could not fetch rule set|Protocol not supported|does not exist \(do you need to insmod|Couldn't load (match|target)|Extension \S+ revision 0 not supported/.test(err)) return 'the kernel lacks this table or match (load the iptables/nf_tables modules)';
   if (/Permission denied|Operation not permitted/.test(err)) return 'meshcap needs NET_ADMIN (and NET_RAW) in the target namespace';
   return undefined;
 }
