@@ -91,8 +91,12 @@ const LEADING: readonly Clause['k'][] = ['src', 'dst', 'in', 'out', 'proto'];
 function saveClause(c: Clause, family: Family, proto: Proto | undefined, purpose: string): string[] {
   switch (c.k) {
     case 'src':
-    case 'dst':
-      return [...not(c.not), c.k === 'src' ? '-s' : '-d', formatCanonicalCidr(addressFor(c.addr, family))];
+    case 'dst': {
+      const a = addressFor(c.addr, family);
+      // The kernel keeps no address match for a /0 prefix, so iptables-save prints none.
+      if (a.prefix === 0 && !c.not) return [];
+      return [...not(c.not), c.k === 'src' ? '-s' : '-d', formatCanonicalCidr(a)];
+    }
     case 'port':
       return ['-m', protoOf(c, proto), ...not(c.not), `--${c.dir}`, String(c.port)];
     case 'owner':

@@ -57,3 +57,14 @@ describe('parseCidr', () => {
     expect(isLoopbackCidr(cidr('::/0'))).toBe(false);
   });
 });
+
+describe('the save format of a /0 prefix', () => {
+  it('prints no address match, as the kernel keeps none (found by the property suite)', async () => {
+    const { planFor } = await import('../../helpers/plan.js');
+    const { renderSaveFamily } = await import('../../../src/render/save.js');
+    const plan = planFor(['-x', '10.1.2.3/0,::/0', '-i', '', '--ipv6', 'on']);
+    expect(renderSaveFamily(plan, 'ipv4')).toContain('-A ISTIO_OUTPUT -j RETURN');
+    expect(renderSaveFamily(plan, 'ipv6')).toContain('-A ISTIO_OUTPUT -j RETURN');
+    expect(renderSaveFamily(plan, 'ipv4').join('\n')).not.toContain('0.0.0.0/0');
+  });
+});
