@@ -15,7 +15,7 @@ for (const file of files) {
   const report = JSON.parse(readFileSync(file, 'utf8'));
   passed += report.numPassedTests;
   // A suite that failed before its tests ran (a broken beforeAll) counts as failed, not as skipped tests.
-  failed += report.numFailedTests + report.numFailedTestSuites;
+  failed += Math.max(report.numFailedTests, report.numFailedTestSuites);
   skipped += report.numPendingTests + report.numTodoTests;
   if (report.numPendingTests > 0) ok = false;
   ok &&= report.success && report.numTotalTests > 0;

@@ -63,10 +63,13 @@ async function execute({ settings, plan, sidecar }: Loaded, log: Logger, deps: C
   const done = (msg: string, extra: object) => log.info({ ...extra, ipv6: settings.ipv6Reason, processes: runner.count(), ms: Math.round(performance.now() - started) }, msg);
   try {
     // One meshcap at a time per namespace: concurrent runs read and change the state one after another.
-    await withNamespaceLock(netns, LOCK_WAIT_MS, async () => {
-      if (settings.cleanupOnly) done('cleaned up', await cleanupPlan(runner, plan, opts, log));
-      else if (!sidecar?.skipRuleApply) done('applied', { ...(await applyPlan(runner, plan, opts, log)), rules: plan.rules.length });
-    });
+    // (A validation-only run, as the unprivileged proxy UID, changes nothing and takes no lock.)
+    if (settings.cleanupOnly || !sidecar?.skipRuleApply) {
+      await withNamespaceLock(netns, LOCK_WAIT_MS, async () => {
+        if (settings.cleanupOnly) done('cleaned up', await cleanupPlan(runner, plan, opts, log));
+        else done('applied', { ...(await applyPlan(runner, plan, opts, log)), rules: plan.rules.length });
+      });
+    }
   } finally {
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
