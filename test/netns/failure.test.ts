@@ -12,10 +12,13 @@ import { FOREIGN_V4, FOREIGN_V6 } from '../fixtures/foreign-rules.js';
 requireRoot();
 
 const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+const REAL_RESTORE = '/usr/sbin/iptables-nft-restore';
+export const faultFigures = { simulated: 0 };
 
 /**
- * Faults with fake binaries put first on PATH (they print iptables' real error messages), each with a
- * defined outcome: exit 4 with the error line and a hint, and every family back where it was.
+ * Failures and broken hosts, with fake binaries put first on PATH (they print iptables' real error messages):
+ * each has a defined outcome — exit 4 with the error line and a hint (5 for a namespace that cannot be
+ * entered, 143 for SIGTERM) — and every family back where it was, foreign rules byte-identical.
  */
 describe('failures roll back', () => {
   let ns: Netns | undefined;
@@ -40,6 +43,7 @@ describe('failures roll back', () => {
   const meshcap = (args: readonly string[], path = `${dir}:${SYSTEM_PATH}`) =>
     execa(entryCommand().file, [...entryCommand().args, '--netns', ns!.path, '--force-iptables-binary', 'nft', ...args], { reject: false, env: { PATH: path }, extendEnv: false });
   const states = async () => ({ v4: await saveOf(ns!, 'ipv4', 'nft'), v6: await saveOf(ns!, 'ipv6', 'nft') });
+  const failsWith = (line: string, code = 1) => `cat >/dev/null\necho "${line}" >&2\nexit ${code}`;
 
   const V6_FAILS = `cat >/dev/null
 echo "ip6tables-restore v1.8.9 (nf_tables): Couldn't load match \\\`owner':No such file or directory" >&2
@@ -91,6 +95,55 @@ exit 1`,
     const r = await meshcap([...ISTIO_INIT_ARGS, '--ipv6', 'on'], dir);
     expect(r.exitCode).toBe(4);
     expect(r.stderr).toMatch(/ip6tables\S* is not installed/);
+    expect(await states()).toEqual(before);
+  });
+
+  it.each([
+    ['a kernel without the nat table', "iptables-restore v1.8.9 (legacy): can't initialize iptables table \\`nat': Table does not exist (do you need to insmod?)", ISTIO_INIT_ARGS, 'kernel lacks'],
+    ['a kernel without TPROXY', "iptables-restore v1.8.9 (nf_tables): Couldn't load target \\`TPROXY':No such file or directory", ['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'TPROXY', '-b', '*'], 'kernel lacks'],
+    ['a kernel without the owner match', "iptables-restore v1.8.9 (nf_tables): Couldn't load match \\`owner':No such file or directory", ISTIO_INIT_ARGS, 'kernel lacks'],
+    ['the xtables lock held by another process', 'Another app is currently holding the xtables lock. Stopped waiting after 30s.', ISTIO_INIT_ARGS, 'xtables lock'],
+  ])('%s: exit 4 with the error and a hint, nothing changed', async (_name, line, args, hint) => {
+    const before = await states();
+    fake('iptables-nft-restore', failsWith(line, 4));
+    const r = await meshcap([...args, '--ipv6', 'off']);
+    faultFigures.simulated++;
+    expect(r.exitCode).toBe(4);
+    expect(r.stderr).toContain(line.replace(/\\`/g, '`').slice(0, 40));
+    expect(r.stderr).toContain(hint);
+    expect(await states()).toEqual(before);
+  });
+
+  it('iptables-restore missing altogether: exit 4, nothing changed', async () => {
+    const before = await states();
+    fake('iptables-nft-restore', 'exit 127');
+    fake('iptables-nft-restore', `echo "sh: iptables-nft-restore: not found" >&2; exit 127`);
+    const r = await meshcap([...ISTIO_INIT_ARGS, '--ipv6', 'off']);
+    faultFigures.simulated++;
+    expect(r.exitCode).toBe(4);
+    expect(await states()).toEqual(before);
+  });
+
+  it('a namespace that disappears during the apply: a clear error naming it, nothing left behind', async () => {
+    // The IPv4 restore deletes the namespace (it lives on while the restore holds it); IPv6 cannot enter it.
+    fake('iptables-nft-restore', `ip netns del ${ns!.name}\nexec ${REAL_RESTORE} "$@"`);
+    const r = await meshcap([...ISTIO_INIT_ARGS, '--ipv6', 'on']);
+    faultFigures.simulated++;
+    expect(r.exitCode).toBe(5);
+    expect(r.stderr).toContain(ns!.path);
+    expect((await execa('ip', ['netns', 'list'])).stdout).not.toContain(ns!.name);
+  });
+
+  it('SIGTERM during the apply: the running transaction ends, everything is put back, exit 143', async () => {
+    const before = await states();
+    fake('iptables-nft-restore', `sleep 1\nexec ${REAL_RESTORE} "$@"`);
+    const run = meshcap([...ISTIO_INIT_ARGS, '--ipv6', 'on']);
+    await new Promise((r) => setTimeout(r, 600));
+    run.kill('SIGTERM');
+    const r = await run;
+    faultFigures.simulated++;
+    expect(r.exitCode).toBe(143);
+    expect(r.stderr).toContain('interrupted by SIGTERM');
     expect(await states()).toEqual(before);
   });
 });
