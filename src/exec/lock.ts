@@ -18,17 +18,31 @@ function alive(pid: number): boolean {
 }
 
 /** The lock file of one network namespace, named by the namespace's identity (device and inode). */
-function lockPath(netns: string | undefined): string {
+function lockPaths(netns: string | undefined): string[] {
   const st = statSync(netns ?? '/proc/self/ns/net');
-  for (const dir of LOCK_DIRS) {
+  return LOCK_DIRS.flatMap((dir) => {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
-      return join(dir, `netns-${st.dev}-${st.ino}.lock`);
+      return [join(dir, `netns-${st.dev}-${st.ino}.lock`)];
     } catch {
-      // try the next place
+      return [];
     }
+  });
+}
+
+/** Tries to create the lock file: taken, already there (held by someone), or a read-only place. */
+function tryCreate(path: string): 'taken' | 'exists' | 'unwritable' {
+  try {
+    const fd = openSync(path, 'wx', 0o600);
+    writeSync(fd, String(process.pid));
+    closeSync(fd);
+    return 'taken';
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return 'exists';
+    if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM' || code === 'ENOENT') return 'unwritable';
+    throw new EnvironmentError(`cannot create the namespace lock ${path}: ${(err as Error).message}`);
   }
-  throw new EnvironmentError('no writable directory for meshcap\'s namespace lock');
 }
 
 /**
@@ -37,33 +51,38 @@ function lockPath(netns: string | undefined): string {
  * lock is an exclusively created file holding the owner's PID; a lock whose owner is gone is taken over.
  */
 export async function withNamespaceLock<T>(netns: string | undefined, timeoutMs: number, fn: () => Promise<T>): Promise<T> {
-  const path = lockPath(netns);
+  const candidates = lockPaths(netns);
   const deadline = Date.now() + timeoutMs;
+  let path: string | undefined;
   for (;;) {
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+    let held = false;
+    for (const p of path === undefined ? candidates : [path]) {
+      const r = tryCreate(p);
+      if (r === 'unwritable') continue;
+      path = p;
+      held = r === 'taken';
       break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new EnvironmentError(`cannot create the namespace lock ${path}: ${(err as Error).message}`);
-      let owner = Number.NaN;
-      try {
-        owner = Number(readFileSync(path, 'utf8'));
-      } catch {
-        continue; // released meanwhile
-      }
-      if (Number.isInteger(owner) && owner > 0 && !alive(owner)) {
-        try {
-          unlinkSync(path);
-        } catch {
-          // someone else took it over first
-        }
-        continue;
-      }
-      if (Date.now() >= deadline) throw new LockBusyError(`another meshcap (pid ${owner}) holds the lock for this namespace (${path}); try again later`);
-      await sleep(POLL_MS + Math.random() * POLL_MS);
     }
+    // A read-only root file system (an init container with readOnlyRootFilesystem) has nowhere to lock,
+    // and nothing to race with either: run unlocked.
+    if (path === undefined) return fn();
+    if (held) break;
+    let owner = Number.NaN;
+    try {
+      owner = Number(readFileSync(path, 'utf8'));
+    } catch {
+      continue; // released meanwhile
+    }
+    if (Number.isInteger(owner) && owner > 0 && !alive(owner)) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // someone else took it over first
+      }
+      continue;
+    }
+    if (Date.now() >= deadline) throw new LockBusyError(`another meshcap (pid ${owner}) holds the lock for this namespace (${path}); try again later`);
+    await sleep(POLL_MS + Math.random() * POLL_MS);
   }
   try {
     return await fn();

@@ -12,7 +12,8 @@ requireRoot();
 /**
  * The image, built with podman from the repository's Dockerfile on a Debian base made here with debootstrap
  * (no image registry is reachable), then run the way the kubelet runs istio-init: in the pod's network
- * namespace with NET_ADMIN and NET_RAW, istio-init's arguments, twice (a restarted init container).
+ * namespace with NET_ADMIN and NET_RAW and a read-only root file system, istio-init's arguments, twice (a
+ * restarted init container).
  * Private podman storage; the namespace, images and work dir are removed afterwards.
  */
 describe('the meshcap image as istio-init', { timeout: 180_000 }, () => {
@@ -58,7 +59,7 @@ describe('the meshcap image as istio-init', { timeout: 180_000 }, () => {
   }, 120_000);
 
   const runInit = () =>
-    podman(['run', '--rm', '--network', `ns:${ns!.path}`, '--cap-add', 'NET_ADMIN,NET_RAW', '--entrypoint', '/usr/local/bin/istio-iptables', image, ...ISTIO_INIT_ARGS, '--ipv6', 'off']);
+    podman(['run', '--rm', '--read-only', '--network', `ns:${ns!.path}`, '--cap-add', 'NET_ADMIN,NET_RAW', '--entrypoint', '/usr/local/bin/istio-iptables', image, ...ISTIO_INIT_ARGS, '--ipv6', 'off']);
 
   it('installs istio-init rules in the pod namespace, as `istio-iptables` with istio-init arguments', async () => {
     const r = await runInit();
