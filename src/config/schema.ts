@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { isLoopbackCidr, parseCidr, type Cidr } from '../model/cidr.js';
 import type { OwnerId } from '../model/rule.js';
 import {
-  fromParser, parseAddressList, parseCidrList, parseCidrsOrAll, parseDuration, parseEnum, parseIdList,
+  fromParser, parseAddressList, parseCidrList, parseCidrsOrAll, parseDuration, parseIdList,
   parseInterfaceList, parseMark, parseOwnerGroupList, parseOwnerGroupsOrAll, parsePath, parsePortList,
   parsePortsOrAll, parseRouteTable,
 } from './values.js';
