@@ -55,9 +55,10 @@ async function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<F
   for (const family of plan.families) {
     const ipt = await detectIptables(runner, family, opts.forcedBackend);
     const before = parseSave(ipt.state);
-    const ownership = ownershipFor(plan, family);
+    const expected = expectedState(plan, family);
+    const ownership = ownershipFor(plan, family, expected);
     const have = ownedTables(before, ownership);
-    const want = ownedTables(expectedState(plan, family), ownership);
+    const want = ownedTables(expected, ownership);
     const differences = TABLES.flatMap((t) => diffOwned(have.get(t), want.get(t), t));
     const residue = [...have.values()].some((o) => !isEmptyOwned(o));
     contexts.push({ ipt, before, ownership, differences, residue });
@@ -105,7 +106,7 @@ export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, l
         families.push({ ...base, action: 'unchanged' });
         continue;
       }
-      const text = renderEdits(convergeEdits(plan, c.ipt.family, c.before));
+      const text = renderEdits(convergeEdits(plan, c.ipt.family, c.before, c.ownership));
       done.push(c);
       await restore(runner, c.ipt, text);
       families.push({ ...base, action: c.residue ? 'reconciled' : 'applied' });

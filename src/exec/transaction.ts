@@ -49,9 +49,9 @@ function wantedBuiltinRules(expected: FamilyState): Set<string> {
   return out;
 }
 
-/** What counts as ours in one family when applying or removing this plan. */
-export function ownershipFor(plan: Plan, family: Family): Ownership {
-  return ownershipOf(plan.ownedChains, wantedBuiltinRules(expectedState(plan, family)));
+/** What counts as ours in one family when applying or removing this plan (`expected`: if already rendered). */
+export function ownershipFor(plan: Plan, family: Family, expected: FamilyState = expectedState(plan, family)): Ownership {
+  return ownershipOf(plan.ownedChains, wantedBuiltinRules(expected));
 }
 
 /** Our part of every table of a family. */
@@ -69,8 +69,8 @@ function removeAll(owned: OwnedTable | undefined): Pick<TableEdit, 'deleteRules'
  * rule of ours in builtin chains and every ISTIO_* chain the plan does not want, then replay the plan's
  * appends and inserts (so inserts land exactly as on a fresh apply). A clean namespace gets the plan as is.
  */
-export function convergeEdits(plan: Plan, family: Family, current: FamilyState): TableEdit[] {
-  const owned = ownedTables(current, ownershipFor(plan, family));
+export function convergeEdits(plan: Plan, family: Family, current: FamilyState, ownership: Ownership = ownershipFor(plan, family)): TableEdit[] {
+  const owned = ownedTables(current, ownership);
   const applied = appliedRules(plan);
   return TABLES.map((table) => {
     const rules = rulesFor(applied, family, table);
