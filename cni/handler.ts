@@ -6,6 +6,8 @@ import { loadCommand } from '../src/cli/commands.js';
 import { applyPlan, checkPlan, cleanupPlan } from '../src/exec/apply.js';
 import { applyIpsets, collectIpsetGarbage } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
+import { legacyHintFromProc } from '../src/exec/detect.js';
+import type { Family } from '../src/model/rule.js';
 import type { Runner } from '../src/exec/runner.js';
 import { parseCniEnv, parseNetConf, type CniEnv, type NetConf } from './config.js';
 import { ambientOptions, finish, hostOptions, originOf, sidecarOptions, skipReason, type PluginOptions } from './options.js';
@@ -73,7 +75,13 @@ function load(inv: Invocation, opts: PluginOptions) {
   }
 }
 
-const execOpts = (conf: NetConf) => ({ reconcile: true, forceApply: false, forcedBackend: conf.force_iptables_binary });
+const execOpts = (conf: NetConf, deps?: PluginDeps) => ({
+  reconcile: true,
+  forceApply: false,
+  forcedBackend: conf.force_iptables_binary,
+  // The pod is in another namespace: /proc only tells whether the legacy module is loaded at all.
+  ...(deps ? { legacyHint: (family: Family) => legacyHintFromProc(family, false, (p) => deps.host.readText(p)) } : {}),
+});
 
 /** Keeps the node's probe ipset in step with this pod's IPs (ambient, `probe_ipset: true`). */
 async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Promise<void> {
@@ -108,7 +116,7 @@ async function add(inv: Invocation): Promise<string> {
   } else {
     const opts = podOptions(inv);
     const { plan } = load(inv, opts);
-    const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf), log));
+    const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps), log));
     log.info({ mode: conf.mode, families: report.families, container: env.containerId }, 'applied');
     await syncProbeIpset(inv, 'add');
   }
@@ -124,7 +132,7 @@ async function del(inv: Invocation): Promise<string> {
     return '';
   }
   const { plan } = load(inv, podOptions(inv));
-  const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf), log));
+  const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps), log));
   log.info({ mode: conf.mode, families: report.families }, 'removed');
   return '';
 }

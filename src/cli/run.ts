@@ -8,6 +8,7 @@ import { renderIstioDryRun } from '../render/istio-framing.js';
 import { renderIstioCleanupDryRun } from '../render/cleanup.js';
 import { renderSaveDryRun } from '../render/save.js';
 import { countingRunner, type Runner } from '../exec/runner.js';
+import type { Family } from '../model/rule.js';
 import { buildProgram, type ParsedCommand } from './program.js';
 import { loadCommand, type Loaded } from './commands.js';
 
@@ -46,11 +47,12 @@ async function execute({ settings, plan, sidecar }: Loaded, log: Logger, deps: C
   }
   const started = performance.now();
   // The executor (execa and friends) is loaded only when something is applied: a dry-run never parses it.
-  const [{ applyPlan, cleanupPlan }, { createSpawnRunner }, { runValidation }, { withNamespaceLock }] = await Promise.all([
+  const [{ applyPlan, cleanupPlan }, { createSpawnRunner }, { runValidation }, { withNamespaceLock }, { legacyHintFromProc }] = await Promise.all([
     import('../exec/apply.js'),
     import('../exec/spawn-runner.js'),
     import('../exec/validate.js'),
     import('../exec/lock.js'),
+    import('../exec/detect.js'),
   ]);
   const runner = countingRunner((deps.makeRunner ?? createSpawnRunner)(netns));
   // SIGTERM/SIGINT (a pod deleted mid-start) never leaves a half-applied set: the current transaction ends,
@@ -59,7 +61,8 @@ async function execute({ settings, plan, sidecar }: Loaded, log: Logger, deps: C
   const onSignal = (signal: NodeJS.Signals) => interrupt.abort(signal);
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const opts = { reconcile: settings.reconcile, forceApply: settings.forceApply, forcedBackend: settings.forceIptablesBinary, signal: interrupt.signal };
+  const legacyHint = (family: Family) => legacyHintFromProc(family, netns === undefined, (p) => deps.host.readText(p));
+  const opts = { reconcile: settings.reconcile, forceApply: settings.forceApply, forcedBackend: settings.forceIptablesBinary, signal: interrupt.signal, legacyHint };
   const done = (msg: string, extra: object) => log.info({ ...extra, ipv6: settings.ipv6Reason, processes: runner.count(), ms: Math.round(performance.now() - started) }, msg);
   try {
     // One meshcap at a time per namespace: concurrent runs read and change the state one after another.

@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import { TABLES } from '../model/chains.js';
 import type { Plan } from '../model/plan.js';
 import type { Family } from '../model/rule.js';
-import { detectIptables, hintFor, type Iptables } from './detect.js';
+import { detectIptables, hintFor, type Iptables, type LegacyHint } from './detect.js';
 import { applyIpsets, destroyIpsets } from './ipsets.js';
 import { applyRouting, removeRouting, routingPresent } from './routes.js';
 import { describeCommand, type Runner } from './runner.js';
@@ -14,6 +14,8 @@ export interface ExecOptions {
   readonly reconcile: boolean;
   readonly forceApply: boolean;
   readonly forcedBackend: 'legacy' | 'nft' | undefined;
+  /** What /proc says about legacy tables (saves a process when there are none). */
+  readonly legacyHint?: (family: Family) => LegacyHint;
   /** Aborted by SIGTERM/SIGINT: the apply stops after the current transaction and rolls back. */
   readonly signal?: AbortSignal;
 }
@@ -53,7 +55,7 @@ async function restore(runner: Runner, ipt: Iptables, text: string): Promise<voi
 async function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<FamilyContext[]> {
   const contexts: FamilyContext[] = [];
   for (const family of plan.families) {
-    const ipt = await detectIptables(runner, family, opts.forcedBackend);
+    const ipt = await detectIptables(runner, family, opts.forcedBackend, opts.legacyHint?.(family));
     const before = parseSave(ipt.state);
     const expected = expectedState(plan, family);
     const ownership = ownershipFor(plan, family, expected);
@@ -127,7 +129,7 @@ export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, l
 export async function cleanupPlan(runner: Runner, plan: Plan, opts: ExecOptions, log: Logger): Promise<ExecReport> {
   const families: FamilyReport[] = [];
   for (const family of plan.families) {
-    const ipt = await detectIptables(runner, family, opts.forcedBackend);
+    const ipt = await detectIptables(runner, family, opts.forcedBackend, opts.legacyHint?.(family));
     const { edits, kept } = cleanupEdits(plan, family, parseSave(ipt.state));
     for (const k of kept) log.warn({ family, chain: k }, 'left a chain another of our chains still uses');
     const text = renderEdits(edits);

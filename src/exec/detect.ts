@@ -59,13 +59,30 @@ async function waitArgsFor(runner: Runner, backend: Backend, family: Family, sta
   return version !== undefined && atLeast(version, [1, 6, 2]) ? ['--wait=30'] : [];
 }
 
+/** What /proc says about legacy tables without starting a process: none anywhere, none here, or unknown. */
+export type LegacyHint = 'no-legacy-module' | 'no-legacy-tables' | 'unknown';
+
+const TABLE_NAMES = { ipv4: '/proc/net/ip_tables_names', ipv6: '/proc/net/ip6_tables_names' } as const;
+
+/**
+ * Legacy tables of a namespace are listed in its /proc/net/ip{6}_tables_names (what iptables-legacy-save
+ * reads): when the file is missing the legacy module is not loaded, so no namespace has legacy rules; in the
+ * current namespace (no --netns) an empty file means none here. Either way the legacy save can be skipped.
+ */
+export function legacyHintFromProc(family: Family, currentNamespace: boolean, read: (path: string) => string | undefined): LegacyHint {
+  const names = read(TABLE_NAMES[family]);
+  if (names === undefined) return 'no-legacy-module';
+  return currentNamespace && names.trim() === '' ? 'no-legacy-tables' : 'unknown';
+}
+
 /**
  * Istio's legacy/nft choice (istio-sidecar.md §8), run in the target namespace: legacy if it already holds
  * rules there, else nft if it works, else plain `iptables`. The save that decides is also the current state,
- * so detection costs one or two `*-save` runs per family. Istio's extra `-A INPUT -p 255` kernel probe is
- * left out: the restore itself fails with the same error and is rolled back.
+ * so detection costs one or two `*-save` runs per family (one when /proc already shows there are no legacy
+ * tables). Istio's extra `-A INPUT -p 255` kernel probe is left out: the restore itself fails with the same
+ * error and is rolled back.
  */
-export async function detectIptables(runner: Runner, family: Family, forced?: 'legacy' | 'nft'): Promise<Iptables> {
+export async function detectIptables(runner: Runner, family: Family, forced?: 'legacy' | 'nft', legacyHint: LegacyHint = 'unknown'): Promise<Iptables> {
   const make = async (backend: Backend, reason: string, state: string): Promise<Iptables> => ({
     family,
     backend,
@@ -81,6 +98,11 @@ export async function detectIptables(runner: Runner, family: Family, forced?: 'l
     const cmd = binaryName(family, forced, 'save');
     if (r.exitCode !== 0) throw new CommandError({ command: cmd, exitCode: r.exitCode, stderr: r.stderr, hint: hintFor(r, cmd) });
     return make(forced, `--force-iptables-binary ${forced}`, r.stdout);
+  }
+  if (legacyHint !== 'unknown') {
+    const nftOnly = await trySave('nft');
+    const why = legacyHint === 'no-legacy-module' ? 'no legacy iptables module loaded' : 'no legacy tables in this namespace';
+    if (nftOnly.exitCode === 0) return make('nft', `${why}; nf_tables works`, nftOnly.stdout);
   }
   // Both saves at once: the nft one is needed whenever legacy holds no rules, which is the common case.
   const [legacy, nft] = await Promise.all([trySave('legacy'), trySave('nft')]);

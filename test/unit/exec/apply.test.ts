@@ -87,3 +87,18 @@ describe('backend detection', () => {
     expect(report.families[0]).toMatchObject({ backend: 'nft', reason: 'legacy iptables unusable; nf_tables works' });
   });
 });
+
+describe('legacy hints from /proc', () => {
+  it('skip the legacy save when /proc shows no legacy tables', async () => {
+    const { legacyHintFromProc } = await import('../../../src/exec/detect.js');
+    expect(legacyHintFromProc('ipv4', true, () => undefined)).toBe('no-legacy-module');
+    expect(legacyHintFromProc('ipv4', true, () => '')).toBe('no-legacy-tables');
+    expect(legacyHintFromProc('ipv4', true, () => 'nat\nfilter\n')).toBe('unknown');
+    expect(legacyHintFromProc('ipv6', false, () => '')).toBe('unknown');
+    const plan = planFor([...ISTIO_INIT_ARGS, '--ipv6', 'off']);
+    const runner = scripted({ 'iptables-nft-save': ok(), 'iptables-nft-restore': ok() });
+    const report = await applyPlan(runner, plan, { ...opts, legacyHint: () => 'no-legacy-tables' }, log);
+    expect(runner.calls.map((c) => c.cmd)).toEqual(['iptables-nft-save', 'iptables-nft-restore --noflush']);
+    expect(report.families[0]?.reason).toBe('no legacy tables in this namespace; nf_tables works');
+  });
+});
