@@ -55,15 +55,18 @@ export function buildProgram(write: { out: (s: string) => void; err: (s: string)
     chosen = { command: 'sidecar', flags: readSidecar() };
   });
 
-  const sub = (name: 'ambient' | 'ambient-host', description: string, specs: readonly InputSpec[]) => {
+  const sub = (name: string, command: CommandName, description: string, specs: readonly InputSpec[]) => {
     const cmd = program.command(name).description(description).allowExcessArguments(false).helpOption('-h, --help', 'show this help');
     const read = addInputs(cmd, specs);
+    if (command === 'sidecar') for (const flag of IGNORED_ISTIO_LOG_FLAGS) cmd.addOption(new Option(`--${flag} [value]`).hideHelp());
     cmd.action(() => {
-      chosen = { command: name, flags: read() };
+      chosen = { command, flags: read() };
     });
   };
-  sub('ambient', "Istio ambient's in-pod redirection to ztunnel (run against the pod's namespace)", AMBIENT_INPUTS);
-  sub('ambient-host', "Istio ambient's node-side kubelet probe SNAT rules and ipsets (run against the node's namespace)", AMBIENT_HOST_INPUTS);
+  // `pilot-agent istio-iptables …` spelled as `meshcap istio-iptables …`: the same sidecar mode.
+  sub('istio-iptables', 'sidecar', 'sidecar mode under its Istio name (as `pilot-agent istio-iptables`)', SIDECAR_INPUTS);
+  sub('ambient', 'ambient', "Istio ambient's in-pod redirection to ztunnel (run against the pod's namespace)", AMBIENT_INPUTS);
+  sub('ambient-host', 'ambient-host', "Istio ambient's node-side kubelet probe SNAT rules and ipsets (run against the node's namespace)", AMBIENT_HOST_INPUTS);
 
   return {
     parse(argv) {

@@ -84,3 +84,12 @@ describe('the built entry point (node bundle, or the executable with MESHCAP_IMP
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
   });
 });
+
+describe('`meshcap istio-iptables …` (as `pilot-agent istio-iptables …`)', () => {
+  it('is sidecar mode with the same output', async () => {
+    const plain = await runCli(['-n', ...ISTIO_INIT_ARGS, '--ipv6', 'off']);
+    const named = await runCli(['istio-iptables', '-n', ...ISTIO_INIT_ARGS, '--ipv6', 'off', '--log_caller=default']);
+    expect(named.code).toBe(0);
+    expect(named.stdout).toBe(plain.stdout);
+  });
+});
