@@ -56,15 +56,15 @@ interface Invocation {
   readonly deps: PluginDeps;
 }
 
+const annotationsOf = (conf: NetConf) => conf.runtimeConfig?.['io.kubernetes.cri.pod-annotations'] ?? {};
+
 function podOptions({ conf, env }: Invocation): PluginOptions {
-  const annotations = conf.runtimeConfig?.['io.kubernetes.cri.pod-annotations'] ?? {};
-  const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotations) : ambientOptions(conf, annotations);
+  const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotationsOf(conf)) : ambientOptions(conf, annotationsOf(conf));
   return finish(builder, conf.mode, conf, env.netns);
 }
 
 function skipped(inv: Invocation): string | undefined {
-  const annotations = inv.conf.runtimeConfig?.['io.kubernetes.cri.pod-annotations'] ?? {};
-  return skipReason(inv.conf, annotations, inv.env.args.get('K8S_POD_NAMESPACE') ?? '');
+  return skipReason(inv.conf, annotationsOf(inv.conf), inv.env.args.get('K8S_POD_NAMESPACE') ?? '');
 }
 
 function load(inv: Invocation, opts: PluginOptions) {
@@ -75,12 +75,13 @@ function load(inv: Invocation, opts: PluginOptions) {
   }
 }
 
-const execOpts = (conf: NetConf, deps?: PluginDeps) => ({
+/** Always converge (the plugin owns the namespace it sets up); /proc tells about legacy tables of our own
+ * (the node's) namespace, and for a pod's only whether the legacy module is loaded at all. */
+const execOpts = (conf: NetConf, deps: PluginDeps, ownNamespace: boolean) => ({
   reconcile: true,
   forceApply: false,
   forcedBackend: conf.force_iptables_binary,
-  // The pod is in another namespace: /proc only tells whether the legacy module is loaded at all.
-  ...(deps ? { legacyHint: (family: Family) => legacyHintFromProc(family, false, (p) => deps.host.readText(p)) } : {}),
+  legacyHint: (family: Family) => legacyHintFromProc(family, ownNamespace, (p) => deps.host.readText(p)),
 });
 
 /** Keeps the node's probe ipset in step with this pod's IPs (ambient, `probe_ipset: true`). */
@@ -90,17 +91,14 @@ async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Promise<vo
   const ips = resultAddresses(conf.prevResult).join(',');
   const opts = finish(hostOptions(conf), 'ambient-host', conf, undefined);
   opts.flags[op === 'add' ? 'addPodIp' : 'removePodIp'] = ips;
-  const { plan } = load(inv, opts);
+  const loaded = load(inv, opts).plan;
+  // Members carry the attachment as comment, so GC can find those whose pod is gone.
+  const plan = { ...loaded, ipsets: loaded.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) };
   const runner = deps.makeRunner(undefined);
   // The node's namespace is shared by every pod's ADD: one at a time there too.
   await withNamespaceLock(undefined, LOCK_WAIT_MS, async () => {
-    if (op === 'add') {
-      await applyPlan(runner, plan, { reconcile: true, forceApply: false, forcedBackend: conf.force_iptables_binary }, inv.log);
-      // Re-add with the attachment as comment, so GC can find members whose pod is gone.
-      await applyIpsets(runner, { ...plan, ipsets: plan.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) });
-    } else {
-      await applyIpsets(runner, plan);
-    }
+    if (op === 'add') await applyPlan(runner, plan, execOpts(conf, deps, true), inv.log);
+    else await applyIpsets(runner, plan);
   });
 }
 
@@ -116,7 +114,7 @@ async function add(inv: Invocation): Promise<string> {
   } else {
     const opts = podOptions(inv);
     const { plan } = load(inv, opts);
-    const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps), log));
+    const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false), log));
     log.info({ mode: conf.mode, families: report.families, container: env.containerId }, 'applied');
     await syncProbeIpset(inv, 'add');
   }
@@ -132,7 +130,7 @@ async function del(inv: Invocation): Promise<string> {
     return '';
   }
   const { plan } = load(inv, podOptions(inv));
-  const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps), log));
+  const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false), log));
   log.info({ mode: conf.mode, families: report.families }, 'removed');
   return '';
 }
@@ -144,7 +142,7 @@ async function check(inv: Invocation): Promise<string> {
   if (skipped(inv) !== undefined) return '';
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
   const { plan } = load(inv, podOptions(inv));
-  const differences = await checkPlan(deps.makeRunner(env.netns), plan, execOpts(conf));
+  const differences = await checkPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false));
   if (differences.length > 0) throw new CniError(CniCode.checkFailed, `the namespace does not hold exactly meshcap's rules: ${differences.slice(0, 3).join('; ')}`, differences.join('\n'));
   return '';
 }

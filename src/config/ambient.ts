@@ -75,8 +75,7 @@ function resolveIpv6(mode: 'auto' | 'on' | 'off', netns: string | undefined, hos
 export type AmbientConfig = Omit<z.output<typeof ambientInputSchema>, 'redirectDns' | 'podDnsCapture'> &
   Ipv6Facts & { readonly mode: 'ambient'; readonly dns: boolean; readonly dnsReason: string };
 
-export type AmbientHostConfig = z.output<typeof ambientHostInputSchema> &
-  Ipv6Facts & { readonly mode: 'ambient-host'; /** Set by the CNI plugin: the attachment that owns the added IPs. */ readonly comment?: string };
+export type AmbientHostConfig = z.output<typeof ambientHostInputSchema> & Ipv6Facts & { readonly mode: 'ambient-host' };
 
 /** `meshcap ambient` flags + env → Config. DNS capture is the pod's override if set, else the global setting. */
 export function loadAmbientConfig(flags: FlagValues, env: Env, host: Host): AmbientConfig {

@@ -52,20 +52,21 @@ async function restore(runner: Runner, ipt: Iptables, text: string): Promise<voi
   }
 }
 
-async function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<FamilyContext[]> {
-  const contexts: FamilyContext[] = [];
-  for (const family of plan.families) {
-    const ipt = await detectIptables(runner, family, opts.forcedBackend, opts.legacyHint?.(family));
-    const before = parseSave(ipt.state);
-    const expected = expectedState(plan, family);
-    const ownership = ownershipFor(plan, family, expected);
-    const have = ownedTables(before, ownership);
-    const want = ownedTables(expected, ownership);
-    const differences = TABLES.flatMap((t) => diffOwned(have.get(t), want.get(t), t));
-    const residue = [...have.values()].some((o) => !isEmptyOwned(o));
-    contexts.push({ ipt, before, ownership, differences, residue });
-  }
-  return contexts;
+/** Detects the backend and reads the state of every family, the families at once (IPv4's result first). */
+function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<FamilyContext[]> {
+  return Promise.all(
+    plan.families.map(async (family) => {
+      const ipt = await detectIptables(runner, family, opts.forcedBackend, opts.legacyHint?.(family));
+      const before = parseSave(ipt.state);
+      const expected = expectedState(plan, family);
+      const ownership = ownershipFor(plan, family, expected);
+      const have = ownedTables(before, ownership);
+      const want = ownedTables(expected, ownership);
+      const differences = TABLES.flatMap((t) => diffOwned(have.get(t), want.get(t), t));
+      const residue = [...have.values()].some((o) => !isEmptyOwned(o));
+      return { ipt, before, ownership, differences, residue };
+    }),
+  );
 }
 
 /** Puts each family in `done` back to its state before this run, newest first; reports failures. */

@@ -99,13 +99,16 @@ export async function detectIptables(runner: Runner, family: Family, forced?: 'l
     if (r.exitCode !== 0) throw new CommandError({ command: cmd, exitCode: r.exitCode, stderr: r.stderr, hint: hintFor(r, cmd) });
     return make(forced, `--force-iptables-binary ${forced}`, r.stdout);
   }
+  let nft: RunResult | undefined;
   if (legacyHint !== 'unknown') {
-    const nftOnly = await trySave('nft');
+    nft = await trySave('nft');
     const why = legacyHint === 'no-legacy-module' ? 'no legacy iptables module loaded' : 'no legacy tables in this namespace';
-    if (nftOnly.exitCode === 0) return make('nft', `${why}; nf_tables works`, nftOnly.stdout);
+    if (nft.exitCode === 0) return make('nft', `${why}; nf_tables works`, nft.stdout);
   }
-  // Both saves at once: the nft one is needed whenever legacy holds no rules, which is the common case.
-  const [legacy, nft] = await Promise.all([trySave('legacy'), trySave('nft')]);
+  // Both saves at once (the nft one is needed whenever legacy holds no rules, the common case); an nft save
+  // that already failed above is not run again.
+  const [legacy, nftResult] = await Promise.all([trySave('legacy'), nft ?? trySave('nft')]);
+  nft = nftResult;
   if (legacy.exitCode === 0 && hasRules(legacy.stdout)) return make('legacy', 'legacy tables already hold rules in this namespace', legacy.stdout);
   if (nft.exitCode === 0) return make('nft', legacy.exitCode === 0 ? 'no legacy rules here; nf_tables works' : 'legacy iptables unusable; nf_tables works', nft.stdout);
   const plain = await trySave('plain');

@@ -116,11 +116,10 @@ export function rollbackEdits(now: FamilyState, before: FamilyState, ownership: 
 /**
  * `--cleanup-only`: removes exactly what this config creates — its rules in builtin chains (as many times as
  * it adds them), rules jumping into the chains it removes, and its ISTIO_* chains — and nothing else. A chain
- * still referenced by an ISTIO_* chain this config does not own is left in place (and reported).
+ * still referenced by a chain that stays (another config's, or someone else's) is left in place (and reported).
  */
 export function cleanupEdits(plan: Plan, family: Family, current: FamilyState): { edits: TableEdit[]; kept: string[] } {
   const expected = expectedState(plan, family);
-  const { owns } = ownershipOf(plan.ownedChains);
   const applied = appliedRules(plan);
   const kept: string[] = [];
   const edits = TABLES.map((table): TableEdit => {
@@ -128,12 +127,13 @@ export function cleanupEdits(plan: Plan, family: Family, current: FamilyState): 
     const mine = new Set(declaredChains(rulesFor(applied, family, table)));
     const present = state.chains.filter((c) => mine.has(c));
     let remove = new Set(present);
-    // Never remove a chain that a rule we leave alone still jumps to.
+    // Never remove a chain that a rule we leave alone still jumps to: one in a user chain that stays (ours
+    // from another config, or someone else's). Rules in builtin chains that jump to it are deleted below.
     for (let changed = true; changed; ) {
       changed = false;
       for (const r of state.rules) {
         const t = targetOf(r.spec);
-        if (t !== undefined && remove.has(t) && owns(r.chain) && !remove.has(r.chain)) {
+        if (t !== undefined && remove.has(t) && !isBuiltinChain(table, r.chain) && !remove.has(r.chain)) {
           remove = new Set([...remove].filter((c) => c !== t));
           kept.push(`${table} ${t} (still used by ${r.chain})`);
           changed = true;

@@ -47,3 +47,15 @@ describe('Istio CNI-plugin sidecar goldens', () => {
     expect(restore).toBe(golden(`cni-plugin/${c.golden}.txt.golden`));
   });
 });
+
+describe("Istio's --cleanup-only dry-run", () => {
+  it('prints the command list CASES.md §6 derives for the empty config', async () => {
+    const cases = readFileSync(join(DIR, 'CASES.md'), 'utf8');
+    const section = cases.slice(cases.indexOf('## 6.'));
+    const expected = /```\n([\s\S]*?)```/.exec(section)?.[1]?.trim();
+    expect(expected).toMatch(/^iptables-save\nip6tables-save\niptables -t nat -D ISTIO_OUTPUT/);
+    const res = await runCli(['-n', '-p', '15001', '-z', '15006', '-u', '1337', '-g', '1337', '--ipv6', 'off', '--cleanup-only', '--dry-run-format', 'istio']);
+    expect(res.code).toBe(0);
+    expect(res.stdout.trim()).toBe(expected);
+  });
+});

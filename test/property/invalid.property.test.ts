@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
+import { expectConfigError } from '../helpers/errors.js';
 import { SCALE, SEED } from './arbitraries.js';
 
 /**
@@ -58,14 +59,8 @@ describe(`property: random invalid input exits 2 naming the field (seed ${SEED})
         const argv = [...base, '--ipv6', 'off', ...(useEnv ? [] : [`${flag}=${value}`])];
         const res = await runCli(argv, useEnv ? { [env]: value } : {});
         invalidFigures.tried++;
-        expect(res.code).toBe(2);
         expect(res.commands).toEqual([]);
-        expect(res.stdout).toBe('');
-        const lines = res.stderr.trimEnd().split('\n');
-        expect(lines).toHaveLength(1);
-        expect(lines[0]).toContain(useEnv ? `env ${env}` : flag);
-        expect(lines[0]).toContain(JSON.stringify(value));
-        expect(lines[0]).not.toMatch(/\bat .*:\d+:\d+\)?$|internal error/);
+        expectConfigError(res, useEnv ? `env ${env}` : flag, JSON.stringify(value));
       }),
       { seed: SEED, numRuns: Math.round(1500 * SCALE) },
     );

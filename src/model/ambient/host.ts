@@ -25,7 +25,6 @@ export function buildAmbientHostPlan(cfg: AmbientHostConfig): Plan {
     ),
   ];
   const members = (list: typeof cfg.addPodIp, family: Family) => list.filter((c) => c.family === family).map((c) => c.text);
-  const comment = cfg.comment === undefined ? {} : { comment: cfg.comment };
   const plan: Plan = {
     families,
     rules,
@@ -35,7 +34,7 @@ export function buildAmbientHostPlan(cfg: AmbientHostConfig): Plan {
     ipsets: families.map((family) => ({
       family,
       name: PROBE_IPSET[family],
-      add: members(cfg.addPodIp, family).map((ip) => ({ ip, ...comment })),
+      add: members(cfg.addPodIp, family).map((ip) => ({ ip })),
       remove: members(cfg.removePodIp, family),
     })),
     ownedChains: [POSTRT],

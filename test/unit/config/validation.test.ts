@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
+import { expectConfigError } from '../../helpers/errors.js';
 
 /**
  * Bad input exits 2 with one stderr line that names the flag or env var and shows the value; nothing is
@@ -77,14 +78,7 @@ describe('bad input', () => {
   });
 
   it.each(BAD)('$name → exit 2, one line naming $field', async (c) => {
-    const res = await runCli([...BASE, ...(c.argv ?? [])], { ...c.env });
-    expect(res.code).toBe(2);
-    expect(res.stdout).toBe('');
-    const lines = res.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(c.field);
-    expect(lines[0]).toContain(c.value);
-    expect(lines[0]).not.toMatch(/\n|    at /);
+    expectConfigError(await runCli([...BASE, ...(c.argv ?? [])], { ...c.env }), c.field, c.value);
   });
 
   it('a group name that does not resolve is an error for save format, accepted for Istio framing', async () => {
@@ -111,12 +105,6 @@ describe('bad ambient input', () => {
     [['ambient-host', '--remove-pod-ip', '2001:db8::7'], '--remove-pod-ip', '"2001:db8::7"'],
     [['ambient', '--no-such-flag'], 'command line', 'unknown option'],
   ])('%j → exit 2 naming %s', async (argv, field, value) => {
-    const res = await runCli([...argv, '-n', '--ipv6', 'off']);
-    expect(res.code).toBe(2);
-    expect(res.stdout).toBe('');
-    const lines = res.stderr.trimEnd().split('\n');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(field);
-    expect(lines[0]).toContain(value);
+    expectConfigError(await runCli([...argv, '-n', '--ipv6', 'off']), field, value);
   });
 });
