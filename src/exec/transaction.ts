@@ -59,6 +59,26 @@ export function ownedTables(state: FamilyState, ownership: Ownership): Map<Table
   return new Map([...state.values()].map((t) => [t.table, ownedPart(t, ownership)]));
 }
 
+/**
+ * Of the chains we mean to delete, those a remaining rule still jumps to (a rule in a user chain that stays:
+ * another config's, or someone else's), mapped to that chain. Rules in builtin chains that jump to them are
+ * deleted by the caller. A kept chain that is not flushed keeps what it jumps to as well.
+ */
+function stillReferenced(state: TableState, deleting: ReadonlySet<string>, staying: (chain: string) => boolean, keptAreFlushed: boolean): Map<string, string> {
+  const kept = new Map<string, string>();
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const r of state.rules) {
+      const t = targetOf(r.spec);
+      if (t !== undefined && deleting.has(t) && !kept.has(t) && !isBuiltinChain(state.table, r.chain) && (staying(r.chain) || (!keptAreFlushed && kept.has(r.chain)))) {
+        kept.set(t, r.chain);
+        changed = true;
+      }
+    }
+  }
+  return kept;
+}
+
 function removeAll(owned: OwnedTable | undefined): Pick<TableEdit, 'deleteRules'> & { chains: string[] } {
   const deleteRules = [...(owned?.builtin ?? new Map<string, readonly string[]>())].flatMap(([chain, specs]) => specs.map((spec) => ({ chain, spec })));
   return { deleteRules, chains: [...(owned?.chains.keys() ?? [])] };
@@ -77,7 +97,9 @@ export function convergeEdits(plan: Plan, family: Family, current: FamilyState, 
     const wanted = declaredChains(rules);
     const { deleteRules, chains } = removeAll(owned.get(table));
     const stale = chains.filter((c) => !wanted.includes(c));
-    return { table, flushChains: [...wanted, ...stale], deleteRules, deleteChains: stale, addLines: rules.map((r) => formatRuleLine(r, family)) };
+    // A stale chain someone else's chain still jumps to is flushed (so it passes everything on) but kept.
+    const referenced = stillReferenced(current.get(table) ?? emptyTable(table), new Set(stale), (c) => !chains.includes(c), true);
+    return { table, flushChains: [...wanted, ...stale], deleteRules, deleteChains: stale.filter((c) => !referenced.has(c)), addLines: rules.map((r) => formatRuleLine(r, family)) };
   });
 }
 
@@ -126,20 +148,10 @@ export function cleanupEdits(plan: Plan, family: Family, current: FamilyState): 
     const state = current.get(table) ?? emptyTable(table);
     const mine = new Set(declaredChains(rulesFor(applied, family, table)));
     const present = state.chains.filter((c) => mine.has(c));
-    let remove = new Set(present);
-    // Never remove a chain that a rule we leave alone still jumps to: one in a user chain that stays (ours
-    // from another config, or someone else's). Rules in builtin chains that jump to it are deleted below.
-    for (let changed = true; changed; ) {
-      changed = false;
-      for (const r of state.rules) {
-        const t = targetOf(r.spec);
-        if (t !== undefined && remove.has(t) && !isBuiltinChain(table, r.chain) && !remove.has(r.chain)) {
-          remove = new Set([...remove].filter((c) => c !== t));
-          kept.push(`${table} ${t} (still used by ${r.chain})`);
-          changed = true;
-        }
-      }
-    }
+    // Never remove a chain that a rule we leave alone still jumps to.
+    const referenced = stillReferenced(state, new Set(present), (c) => !present.includes(c), false);
+    for (const [chain, user] of referenced) kept.push(`${table} ${chain} (still used by ${user})`);
+    const remove = new Set(present.filter((c) => !referenced.has(c)));
     const budget = new Map<string, number>();
     for (const r of expected.get(table)?.rules ?? []) {
       if (isBuiltinChain(table, r.chain)) budget.set(`${r.chain} ${r.spec}`, (budget.get(`${r.chain} ${r.spec}`) ?? 0) + 1);

@@ -23,3 +23,18 @@ describe('cleanupEdits', () => {
     expect(kept).toEqual(['nat ISTIO_REDIRECT (still used by USER-CHAIN)']);
   });
 });
+
+describe('convergeEdits', () => {
+  it("flushes but keeps a stale chain of ours that someone else's chain still jumps to", async () => {
+    const { convergeEdits } = await import('../../../src/exec/transaction.js');
+    const old = renderSaveFamily(planFor([...ISTIO_INIT_ARGS, '--redirect-dns', '--capture-all-dns', '--ipv6', 'off']), 'ipv4').join('\n');
+    // nat is the last table in save order: the foreign chain and its rule go there.
+    const last = old.lastIndexOf('COMMIT');
+    const withForeign = `${old.slice(0, last).replace('*nat\n', '*nat\n:USER-CHAIN - [0:0]\n')}-A USER-CHAIN -j ISTIO_OUTPUT_DNS\n${old.slice(last)}`;
+    const text = renderEdits(convergeEdits(planFor([...ISTIO_INIT_ARGS, '--ipv6', 'off']), 'ipv4', parseSave(withForeign)));
+    const nat = text.slice(text.indexOf('*nat'), text.indexOf('COMMIT', text.indexOf('*nat')));
+    expect(nat).toContain(':ISTIO_OUTPUT_DNS - [0:0]');
+    expect(nat).not.toContain('-X ISTIO_OUTPUT_DNS');
+    expect(text).toContain('-X ISTIO_OUTPUT_DNS'); // the raw table's copy has no foreign user
+  });
+});
