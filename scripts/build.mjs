@@ -5,6 +5,8 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
 
+const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
+
 const entries = [
   { in: 'src/cli/main.ts', out: 'meshcap', warm: { args: ['-n', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--ipv6', 'off'], env: {} } },
   { in: 'cni/main.ts', out: 'meshcap-cni', warm: { args: [], env: { CNI_COMMAND: 'VERSION' } } },
@@ -45,6 +47,7 @@ await build({
   minify: true,
   legalComments: 'none',
   plugins: [stubPlugin],
+  define: { __MESHCAP_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
 });
 

@@ -3,6 +3,7 @@ import type { InputSpec } from '../config/sources.js';
 import { IGNORED_ISTIO_LOG_FLAGS, SIDECAR_INPUTS } from '../config/sidecar-inputs.js';
 import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from '../config/ambient-inputs.js';
 import type { FlagValues } from '../config/sidecar.js';
+import { VERSION } from '../version.js';
 
 export type CommandName = 'sidecar' | 'ambient' | 'ambient-host';
 
@@ -36,6 +37,13 @@ function addInputs(cmd: Command, specs: readonly InputSpec[]): () => FlagValues 
   };
 }
 
+/** The docs page of each command (under docs/ in meshcap's repository). */
+const DOCS: Record<CommandName, string> = { sidecar: 'sidecar', ambient: 'ambient', 'ambient-host': 'ambient' };
+
+function docsLine(page: string): string {
+  return `\nDocumentation: docs/${page}.md in the meshcap repository (exit codes: README.md).\n`;
+}
+
 /**
  * The command line: `meshcap [sidecar flags]`, `meshcap ambient …`, `meshcap ambient-host …`. Parsing never
  * exits: commander's errors come back as thrown CommanderErrors and help text goes to `write`.
@@ -48,7 +56,9 @@ export function buildProgram(write: { out: (s: string) => void; err: (s: string)
     .configureOutput({ writeOut: write.out, writeErr: write.err, outputError: () => undefined })
     .allowExcessArguments(false)
     .enablePositionalOptions()
-    .helpOption('-h, --help', 'show this help');
+    .helpOption('-h, --help', 'show this help')
+    .version(`meshcap ${VERSION}`, '-V, --version', 'print the version')
+    .addHelpText('after', docsLine('sidecar'));
   const readSidecar = addInputs(program, SIDECAR_INPUTS);
   for (const name of IGNORED_ISTIO_LOG_FLAGS) program.addOption(new Option(`--${name} [value]`).hideHelp());
   program.action(() => {
@@ -56,7 +66,7 @@ export function buildProgram(write: { out: (s: string) => void; err: (s: string)
   });
 
   const sub = (name: string, command: CommandName, description: string, specs: readonly InputSpec[]) => {
-    const cmd = program.command(name).description(description).allowExcessArguments(false).helpOption('-h, --help', 'show this help');
+    const cmd = program.command(name).description(description).allowExcessArguments(false).helpOption('-h, --help', 'show this help').addHelpText('after', docsLine(DOCS[command]));
     const read = addInputs(cmd, specs);
     if (command === 'sidecar') for (const flag of IGNORED_ISTIO_LOG_FLAGS) cmd.addOption(new Option(`--${flag} [value]`).hideHelp());
     cmd.action(() => {

@@ -1,5 +1,5 @@
 /**
- * Every Istio ambient golden mapped to meshcap flags, as ../shared/conformance/istio-ambient/CASES.md says.
+ * Every Istio ambient golden mapped to meshcap flags, as test/conformance/istio/ambient/CASES.md says.
  * The in-pod goldens use Istio's test value for the IPv6 probe address; hostprobe uses the production default.
  */
 import type { GoldenCase } from './sidecar-cases.js';

@@ -5,7 +5,7 @@ import { CONFORMANCE_DIR } from '../helpers/paths.js';
 import { runCli } from '../helpers/cli.js';
 import { AMBIENT_CASES, AMBIENT_TPROXY_CASES } from './ambient-cases.js';
 
-const DIR = join(CONFORMANCE_DIR, 'istio-ambient');
+const DIR = join(CONFORMANCE_DIR, 'ambient');
 const golden = (name: string) => readFileSync(join(DIR, `${name}.golden`), 'utf8').trim();
 
 describe('Istio ambient goldens (REDIRECT layout and host probe SNAT)', () => {

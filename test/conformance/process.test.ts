@@ -11,10 +11,10 @@ import { CAPTURE_CASES, CNI_CASES } from './sidecar-cases.js';
  * self-contained executable): a bundling or runtime difference cannot hide behind the in-process suite.
  */
 const cases = [
-  ...CAPTURE_CASES.map((c) => ({ ...c, file: `istio-sidecar/${c.golden}.golden`, blocksOnly: false })),
-  ...CNI_CASES.map((c) => ({ ...c, file: `istio-sidecar/cni-plugin/${c.golden}.txt.golden`, blocksOnly: true })),
-  ...AMBIENT_CASES.map((c) => ({ ...c, file: `istio-ambient/${c.golden}.golden`, blocksOnly: false })),
-  ...AMBIENT_TPROXY_CASES.map((c) => ({ ...c, file: `istio-ambient/${c.golden}.golden`, blocksOnly: true })),
+  ...CAPTURE_CASES.map((c) => ({ ...c, file: `sidecar/${c.golden}.golden`, blocksOnly: false })),
+  ...CNI_CASES.map((c) => ({ ...c, file: `sidecar/cni-plugin/${c.golden}.txt.golden`, blocksOnly: true })),
+  ...AMBIENT_CASES.map((c) => ({ ...c, file: `ambient/${c.golden}.golden`, blocksOnly: false })),
+  ...AMBIENT_TPROXY_CASES.map((c) => ({ ...c, file: `ambient/${c.golden}.golden`, blocksOnly: true })),
 ];
 
 describe(`every golden through the ${IMPL} build as a process`, () => {

@@ -1,5 +1,5 @@
 /**
- * Every Istio sidecar golden mapped to meshcap flags and env, exactly as ../shared/conformance/istio-sidecar/
+ * Every Istio sidecar golden mapped to meshcap flags and env, exactly as test/conformance/istio/sidecar/
  * CASES.md says. `[IPv6]` → `--ipv6 on`; resolv.conf nameservers → `--dns-servers`; "no nameservers" →
  * `--resolv-conf /dev/null`.
  */

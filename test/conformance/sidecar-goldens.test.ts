@@ -5,7 +5,7 @@ import { CONFORMANCE_DIR } from '../helpers/paths.js';
 import { runCli } from '../helpers/cli.js';
 import { CAPTURE_CASES, CNI_CASES } from './sidecar-cases.js';
 
-const DIR = join(CONFORMANCE_DIR, 'istio-sidecar');
+const DIR = join(CONFORMANCE_DIR, 'sidecar');
 const golden = (path: string) => readFileSync(join(DIR, path), 'utf8').trim();
 
 /** Splits restore text into blocks keyed by table, as upstream's CNI test compares them. */
@@ -18,7 +18,7 @@ function blocksByTable(text: string): Map<string, string> {
 }
 
 describe('Istio sidecar capture goldens', () => {
-  it('covers every capture golden in the shared folder', () => {
+  it('covers every capture golden kept in the repo', () => {
     const files = readdirSync(DIR).filter((f) => f.endsWith('.golden')).map((f) => f.replace(/\.golden$/, ''));
     expect(CAPTURE_CASES.map((c) => c.golden).sort()).toEqual(files.sort());
   });
@@ -32,7 +32,7 @@ describe('Istio sidecar capture goldens', () => {
 });
 
 describe('Istio CNI-plugin sidecar goldens', () => {
-  it('covers every CNI golden in the shared folder', () => {
+  it('covers every CNI golden kept in the repo', () => {
     const files = readdirSync(join(DIR, 'cni-plugin')).map((f) => f.replace(/\.txt\.golden$/, ''));
     expect(CNI_CASES.map((c) => c.golden).sort()).toEqual(files.sort());
   });

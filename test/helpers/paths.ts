@@ -2,8 +2,8 @@ import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** Istio's goldens live beside the project, never copied into it. */
-export const CONFORMANCE_DIR = resolve(REPO_ROOT, '..', 'shared', 'conformance');
+/** Istio's goldens, kept in the repo with their provenance (test/conformance/istio/PROVENANCE.md). */
+export const CONFORMANCE_DIR = resolve(REPO_ROOT, 'test', 'conformance', 'istio');
 
 /**
  * Which build the process-level suites run: `node` (default: `node dist/*.mjs`) or `bin` (the self-contained

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { entryCommand } from './paths.js';
 
 /**
- * A private podman (CNI backend) set-up after ../shared/reference/cni-runtime-recipe.sh: its own
+ * A private podman (CNI backend) set-up (podman with its CNI network backend): its own
  * containers.conf, storage, network config dir and plugin dir in one work dir; no image (a busybox rootfs);
  * the bridge without gateway or masquerade, so the host's addresses, routes, sysctls and iptables are never
  * touched. `destroy()` removes every container, the bridges, libcni's cache entries and the work dir.

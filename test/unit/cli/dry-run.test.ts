@@ -6,6 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
 import { entryCommand } from '../../helpers/paths.js';
 import { ISTIO_INIT_ARGS } from '../../helpers/plan.js';
+import { REPO_ROOT } from '../../helpers/paths.js';
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
 describe('dry-run output', () => {
   let dir = '';
@@ -57,6 +60,18 @@ describe('dry-run output', () => {
     expect(res.stdout).toContain('--istio-service-cidr');
   });
 
+  it.each([
+    [[], 'sidecar'],
+    [['istio-iptables'], 'sidecar'],
+    [['ambient'], 'ambient'],
+    [['ambient-host'], 'ambient'],
+  ])('help of %j names its docs page, and the page exists', async (prefix, page) => {
+    const res = await runCli([...prefix, '--help']);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain(`docs/${page}.md`);
+    expect(readFileSync(join(REPO_ROOT, 'docs', `${page}.md`), 'utf8')).toMatch(/^# /);
+  });
+
   it('runs no command at all on a dry-run', async () => {
     const res = await runCli(['-n', ...ISTIO_INIT_ARGS, '--ipv6', 'on']);
     expect(res.code).toBe(0);
@@ -74,6 +89,13 @@ describe('the built entry point (node bundle, or the executable with MESHCAP_IMP
     });
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain('-A ISTIO_INBOUND -p tcp -j ISTIO_IN_REDIRECT');
+  });
+
+  it.each(['--version', '-V'])('%s prints `meshcap <package.json version>` and exits 0', async (flag) => {
+    const { file, args } = entryCommand();
+    const r = await execa(file, [...args, flag], { reject: false });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toBe(`meshcap ${PACKAGE_VERSION}`);
   });
 
   it('exits 2 on bad input with one line on stderr', async () => {
