@@ -2,6 +2,8 @@ import { OWNED_CHAIN_PREFIX } from '../model/names.js';
 import { recordChainFor } from '../model/ownership.js';
 import type { Table } from '../model/rule.js';
 import { BUILTIN_CHAINS } from '../render/save.js';
+import { parseRuleSpec, tokenize } from '../inspect/rule-spec.js';
+import { parseSaveText } from '../inspect/save-text.js';
 
 /** One rule as iptables-save prints it: its chain and its canonical match/target tokens. */
 export interface SavedRule {
@@ -19,35 +21,18 @@ export interface TableState {
 
 export type FamilyState = ReadonlyMap<Table, TableState>;
 
-const KNOWN_TABLES = new Set<string>(['filter', 'nat', 'mangle', 'raw']);
-
-/** Splits a rule line into tokens, keeping "quoted strings" (comments) whole. */
-export function tokenize(line: string): string[] {
-  return [...line.matchAll(/"(?:[^"\\]|\\.)*"|\S+/g)].map((m) => m[0]);
-}
+/** Splits a rule line into tokens (the one rule-text tokenizer, src/inspect). */
+export { tokenize } from '../inspect/rule-spec.js';
 
 /**
- * Parses iptables-save output into tables, chains and rules. Comment lines and tables meshcap never
- * touches (security) are skipped; rule text is re-joined token by token, so spacing never matters.
+ * One family's iptables-save output as tables, chains and rules, read by the one save-text parser
+ * (src/inspect): comment lines and tables meshcap never touches are skipped; rule text is re-joined token by
+ * token, so spacing never matters.
  */
 export function parseSave(text: string): Map<Table, TableState> {
-  const out = new Map<Table, { table: Table; chains: string[]; rules: SavedRule[] }>();
-  let current: { table: Table; chains: string[]; rules: SavedRule[] } | undefined;
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    if (line.startsWith('*')) {
-      const name = line.slice(1).trim();
-      current = KNOWN_TABLES.has(name) ? { table: name as Table, chains: [], rules: [] } : undefined;
-      if (current) out.set(current.table, current);
-    } else if (current === undefined || line === 'COMMIT') {
-      continue;
-    } else if (line.startsWith(':')) {
-      current.chains.push(line.slice(1).split(/\s+/)[0] ?? '');
-    } else if (line.startsWith('-A ')) {
-      const [, chain = '', ...spec] = tokenize(line);
-      current.rules.push({ chain, spec: spec.join(' ') });
-    }
+  const out = new Map<Table, TableState>();
+  for (const t of parseSaveText(text).tables) {
+    out.set(t.table, { table: t.table, chains: t.chains.map((c) => c.name), rules: t.rules.map((r) => ({ chain: r.chain, spec: r.spec })) });
   }
   return out;
 }
@@ -73,9 +58,9 @@ export function isBuiltinChain(table: Table, chain: string): boolean {
 
 /** The chain a rule jumps or goes to, if any. */
 export function targetOf(spec: string): string | undefined {
-  const t = tokenize(spec);
-  const i = t.findIndex((x) => x === '-j' || x === '-g');
-  return i >= 0 ? t[i + 1] : undefined;
+  const { target } = parseRuleSpec(tokenize(spec));
+  if (target.k === 'jump' || target.k === 'goto') return target.chain;
+  return target.k === 'other' || target.k === 'observe' ? target.name : undefined;
 }
 
 /** What of a table is ours: ISTIO_* chains with their rules, and our rules in builtin chains. */
