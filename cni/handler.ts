@@ -4,6 +4,7 @@ import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapErro
 import { createLogger, type LogSink, type Logger } from '../src/log.js';
 import { loadCommand } from '../src/cli/commands.js';
 import { applyPlan, checkPlan, cleanupPlan } from '../src/exec/apply.js';
+import { formatDriftLines } from '../src/analyze/drift.js';
 import { applyIpsets, collectIpsetGarbage } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
 import { legacyHintFromProc } from '../src/exec/detect.js';
@@ -142,7 +143,7 @@ async function check(inv: Invocation): Promise<string> {
   if (skipped(inv) !== undefined) return '';
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
   const { plan } = load(inv, podOptions(inv));
-  const differences = await checkPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false));
+  const differences = formatDriftLines(await checkPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false)));
   if (differences.length > 0) throw new CniError(CniCode.checkFailed, `the namespace does not hold exactly meshcap's rules: ${differences.slice(0, 3).join('; ')}`, differences.join('\n'));
   return '';
 }

@@ -1,14 +1,14 @@
 import { CommandError, InterruptedError, StateConflictError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { TABLES } from '../model/chains.js';
 import type { Plan } from '../model/plan.js';
 import type { Family } from '../model/rule.js';
 import { detectIptables, hintFor, type Iptables, type LegacyHint } from './detect.js';
 import { applyIpsets, destroyIpsets } from './ipsets.js';
-import { applyRouting, removeRouting, routingPresent } from './routes.js';
+import { applyRouting, missingRouting, removeRouting } from './routes.js';
+import { compareRules, formatDriftLines, isEqual, mergeDrift, type Drift } from '../analyze/drift.js';
 import { describeCommand, type Runner } from './runner.js';
-import { diffOwned, isEmptyOwned, parseSave, type FamilyState, type Ownership } from './state.js';
-import { cleanupEdits, convergeEdits, expectedState, ownedTables, ownershipFor, renderEdits, rollbackEdits } from './transaction.js';
+import { parseSave, type FamilyState, type Ownership } from './state.js';
+import { cleanupEdits, convergeEdits, expectedState, ownershipFor, renderEdits, rollbackEdits } from './transaction.js';
 
 export interface ExecOptions {
   readonly reconcile: boolean;
@@ -39,7 +39,8 @@ interface FamilyContext {
   readonly ipt: Iptables;
   readonly before: FamilyState;
   readonly ownership: Ownership;
-  readonly differences: readonly string[];
+  /** How our rules here differ from the plan's (the one comparison, src/analyze/drift.ts). */
+  readonly drift: Drift;
   readonly residue: boolean;
 }
 
@@ -60,11 +61,8 @@ function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<FamilyC
       const before = parseSave(ipt.state);
       const expected = expectedState(plan, family);
       const ownership = ownershipFor(plan, family, expected);
-      const have = ownedTables(before, ownership);
-      const want = ownedTables(expected, ownership);
-      const differences = TABLES.flatMap((t) => diffOwned(have.get(t), want.get(t), t));
-      const residue = [...have.values()].some((o) => !isEmptyOwned(o));
-      return { ipt, before, ownership, differences, residue };
+      const { drift, residue } = compareRules(before, expected, ownership, family);
+      return { ipt, before, ownership, drift, residue };
     }),
   );
 }
@@ -93,9 +91,9 @@ async function rollback(runner: Runner, done: readonly FamilyContext[], log: Log
 export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, log: Logger): Promise<ExecReport> {
   const contexts = await inspect(runner, plan, opts);
   for (const c of contexts) log.info({ family: c.ipt.family, backend: c.ipt.backend, reason: c.ipt.reason }, 'chose iptables backend');
-  const conflicts = contexts.filter((c) => c.residue && c.differences.length > 0);
+  const conflicts = contexts.filter((c) => c.residue && !isEqual(c.drift));
   if (conflicts.length > 0 && !opts.reconcile && !opts.forceApply) {
-    throw new StateConflictError(conflicts.flatMap((c) => c.differences.map((d) => `${c.ipt.family} ${d}`)));
+    throw new StateConflictError(conflicts.flatMap((c) => formatDriftLines(c.drift)));
   }
   checkInterrupted(opts.signal);
   // Sets must exist before a rule can match them.
@@ -105,7 +103,7 @@ export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, l
   try {
     for (const c of contexts) {
       const base = { family: c.ipt.family, backend: c.ipt.backend, reason: c.ipt.reason };
-      if (c.differences.length === 0 && !opts.forceApply) {
+      if (isEqual(c.drift) && !opts.forceApply) {
         families.push({ ...base, action: 'unchanged' });
         continue;
       }
@@ -142,9 +140,11 @@ export async function cleanupPlan(runner: Runner, plan: Plan, opts: ExecOptions,
   return { families };
 }
 
-/** CNI CHECK: what differs between the namespace and this plan (our rules, routing); empty when it matches. */
-export async function checkPlan(runner: Runner, plan: Plan, opts: ExecOptions): Promise<string[]> {
+/**
+ * `--verify` and CNI CHECK: how the namespace differs from this plan — our rules (the same comparison the
+ * apply path decides with) and the plan's routing. Reads only; changes nothing.
+ */
+export async function checkPlan(runner: Runner, plan: Plan, opts: ExecOptions): Promise<Drift> {
   const contexts = await inspect(runner, plan, opts);
-  const rules = contexts.flatMap((c) => c.differences.map((d) => `${c.ipt.family} ${d}`));
-  return [...rules, ...(await routingPresent(runner, plan)).map((m) => `${m} is missing`)];
+  return mergeDrift(...contexts.map((c) => c.drift), { missing: await missingRouting(runner, plan), unexpected: [] });
 }

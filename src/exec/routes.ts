@@ -1,6 +1,7 @@
 import { CommandError } from '../errors.js';
 import type { AddressPlan, IpRulePlan, LocalRoutePlan, Plan } from '../model/plan.js';
 import type { Family } from '../model/rule.js';
+import type { DriftItem } from '../analyze/drift.js';
 import { describeCommand, type Runner } from './runner.js';
 
 /**
@@ -112,14 +113,14 @@ export async function removeRouting(runner: Runner, plan: Plan): Promise<void> {
   }
 }
 
-/** Whether everything the plan routes is in place (for CHECK and tests). */
-export async function routingPresent(runner: Runner, plan: Plan): Promise<string[]> {
-  const missing: string[] = [];
+/** What the plan routes that the namespace lacks (for --verify and CHECK), as drift items. */
+export async function missingRouting(runner: Runner, plan: Plan): Promise<DriftItem[]> {
+  const missing: DriftItem[] = [];
   for (const f of byFamily(plan)) {
     const seen = await observe(runner, f.family, f.routes.map((r) => r.table));
-    for (const r of f.ipRules) if (!seen.rules.some((h) => ruleMatches(h, r))) missing.push(`${f.family} ip rule ${ruleSelector(r)}`);
-    for (const r of f.routes) if (!hasLocalDefault(seen.routes.get(r.table))) missing.push(`${f.family} local route in table ${r.table}`);
-    for (const a of f.addresses) if (!seen.loAddresses.includes(a.cidr)) missing.push(`${f.family} address ${a.cidr} on ${a.device}`);
+    for (const r of f.ipRules) if (!seen.rules.some((h) => ruleMatches(h, r))) missing.push({ kind: 'ip rule', text: `${ruleSelector(r)} (${f.family})` });
+    for (const r of f.routes) if (!hasLocalDefault(seen.routes.get(r.table))) missing.push({ kind: 'route', text: `local ${ALL[f.family]} dev lo table ${r.table}` });
+    for (const a of f.addresses) if (!seen.loAddresses.includes(a.cidr)) missing.push({ kind: 'address', text: `${a.cidr} dev ${a.device}` });
   }
   return missing;
 }

@@ -105,31 +105,3 @@ export function ownedPart(state: TableState, ownership: Ownership): OwnedTable {
 export function isEmptyOwned(o: OwnedTable): boolean {
   return o.chains.size === 0 && o.builtin.size === 0;
 }
-
-/** Human-readable differences between what is ours now and what the config wants; empty when equal. */
-export function diffOwned(have: OwnedTable | undefined, want: OwnedTable | undefined, table: Table): string[] {
-  const out: string[] = [];
-  const hc = have?.chains ?? new Map<string, readonly string[]>();
-  const wc = want?.chains ?? new Map<string, readonly string[]>();
-  for (const [chain, rules] of wc) {
-    const h = hc.get(chain);
-    if (h === undefined) out.push(`${table} chain ${chain} is missing`);
-    else if (h.join('\n') !== rules.join('\n')) out.push(`${table} chain ${chain} differs: ${describeListDiff(h, rules)}`);
-  }
-  for (const chain of hc.keys()) if (!wc.has(chain)) out.push(`${table} chain ${chain} is not wanted by this config`);
-  const hb = have?.builtin ?? new Map<string, readonly string[]>();
-  const wb = want?.builtin ?? new Map<string, readonly string[]>();
-  for (const chain of new Set([...hb.keys(), ...wb.keys()])) {
-    const h = hb.get(chain) ?? [];
-    const w = wb.get(chain) ?? [];
-    if (h.join('\n') !== w.join('\n')) out.push(`${table} ${chain} differs: ${describeListDiff(h, w)}`);
-  }
-  return out;
-}
-
-function describeListDiff(have: readonly string[], want: readonly string[]): string {
-  const missing = want.filter((r) => !have.includes(r));
-  const extra = have.filter((r) => !want.includes(r));
-  if (missing.length === 0 && extra.length === 0) return 'same rules in another order';
-  return [...missing.slice(0, 2).map((r) => `missing "${r}"`), ...extra.slice(0, 2).map((r) => `unexpected "${r}"`)].join(', ');
-}

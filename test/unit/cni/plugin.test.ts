@@ -163,7 +163,7 @@ describe('DEL, CHECK, STATUS, GC', () => {
   it('CHECK fails when the rules are missing, naming what is missing', async () => {
     const r = await invoke(conf(), { CNI_COMMAND: 'CHECK' });
     expect(r.json).toMatchObject({ code: 101 });
-    expect(String(r.json?.['msg'])).toContain('ISTIO_OUTPUT is missing');
+    expect(String(r.json?.['msg'])).toContain('missing: -N ISTIO_INBOUND (nat, ipv4)');
   });
 
   it('CHECK is refused for configs older than 0.4.0', async () => {
