@@ -1,6 +1,9 @@
 /** Exit codes of both entry points (see README "Exit codes"). */
 export const ExitCode = {
   ok: 0,
+  /** A check command (`--verify`; later `precheck`, `lint`) found something, as `diff` and `iptables -C` exit 1. */
+  found: 1,
+  /** A bug: stderr says "internal error". */
   bug: 1,
   config: 2,
   invariant: 3,

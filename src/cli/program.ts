@@ -4,13 +4,14 @@ import { IGNORED_ISTIO_LOG_FLAGS, SIDECAR_INPUTS } from '../config/sidecar-input
 import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from '../config/ambient-inputs.js';
 import type { FlagValues } from '../config/sidecar.js';
 import { VERSION } from '../version.js';
+import type { TraceFlags } from '../config/trace.js';
+import { addTraceCommand, addVerifyOptions } from './trace-command.js';
 
 export type CommandName = 'sidecar' | 'ambient' | 'ambient-host';
 
-export interface ParsedCommand {
-  readonly command: CommandName;
-  readonly flags: FlagValues;
-}
+export type ParsedCommand =
+  | { readonly command: CommandName; readonly flags: FlagValues; readonly check: { readonly verify: boolean; readonly json: boolean } }
+  | { readonly command: 'trace'; readonly flags: TraceFlags };
 
 function toOption(spec: InputSpec): Option {
   const names = `${spec.short ? `-${spec.short}, ` : ''}--${spec.long}`;
@@ -60,23 +61,28 @@ export function buildProgram(write: { out: (s: string) => void; err: (s: string)
     .version(`meshcap ${VERSION}`, '-V, --version', 'print the version')
     .addHelpText('after', docsLine('sidecar'));
   const readSidecar = addInputs(program, SIDECAR_INPUTS);
+  const readCheck = addVerifyOptions(program);
   for (const name of IGNORED_ISTIO_LOG_FLAGS) program.addOption(new Option(`--${name} [value]`).hideHelp());
   program.action(() => {
-    chosen = { command: 'sidecar', flags: readSidecar() };
+    chosen = { command: 'sidecar', flags: readSidecar(), check: readCheck() };
   });
 
   const sub = (name: string, command: CommandName, description: string, specs: readonly InputSpec[]) => {
     const cmd = program.command(name).description(description).allowExcessArguments(false).helpOption('-h, --help', 'show this help').addHelpText('after', docsLine(DOCS[command]));
     const read = addInputs(cmd, specs);
+    const check = addVerifyOptions(cmd);
     if (command === 'sidecar') for (const flag of IGNORED_ISTIO_LOG_FLAGS) cmd.addOption(new Option(`--${flag} [value]`).hideHelp());
     cmd.action(() => {
-      chosen = { command, flags: read() };
+      chosen = { command, flags: read(), check: check() };
     });
   };
   // `pilot-agent istio-iptables …` spelled as `meshcap istio-iptables …`: the same sidecar mode.
   sub('istio-iptables', 'sidecar', 'sidecar mode under its Istio name (as `pilot-agent istio-iptables`)', SIDECAR_INPUTS);
   sub('ambient', 'ambient', "Istio ambient's in-pod redirection to ztunnel (run against the pod's namespace)", AMBIENT_INPUTS);
   sub('ambient-host', 'ambient-host', "Istio ambient's node-side kubelet probe SNAT rules and ipsets (run against the node's namespace)", AMBIENT_HOST_INPUTS);
+  addTraceCommand(program, docsLine('trace-and-verify'), (flags) => {
+    chosen = { command: 'trace', flags };
+  });
 
   return {
     parse(argv) {

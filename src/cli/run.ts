@@ -105,10 +105,15 @@ export async function runMeshcap(argv: readonly string[], deps: CliDeps): Promis
   try {
     const parsed = parseArgv(argv, deps);
     if (parsed === undefined) return ExitCode.ok;
+    if (parsed.command === 'trace') {
+      await (await import('./trace.js')).runTrace(parsed.flags, deps);
+      return ExitCode.ok;
+    }
     const loaded = loadCommand(parsed.command, parsed.flags, deps.env, deps.host);
     const { settings } = loaded;
     log = createLogger({ level: levelFromIstio(settings.logOutputLevel), format: settings.logFormat, sink: deps.stderr }).child({ mode: parsed.command });
     for (const note of settings.notes) log.warn(note);
+    if (parsed.check.verify) return await (await import('./verify.js')).runVerify(loaded, parsed.check.json, log, deps);
     if (settings.dryRun) dryRun(loaded, log, deps.stdout);
     else await execute(loaded, log, deps);
     return ExitCode.ok;

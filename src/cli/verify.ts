@@ -1,0 +1,28 @@
+import { existsSync } from 'node:fs';
+import { ConfigError, EnvironmentError, ExitCode } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Family } from '../model/rule.js';
+import { formatDriftJson, formatDriftLines, isEqual } from '../analyze/drift.js';
+import type { Loaded } from './commands.js';
+import type { CliDeps } from './run.js';
+
+/**
+ * `--verify`: compares the namespace with what this config installs (our chains and rules, our rules in
+ * builtin chains, ip rules, routes, addresses) and changes nothing, taking no lock. Exit 0 when it holds
+ * exactly that, 1 when it differs (one `missing: …` / `unexpected: …` line per difference).
+ */
+export async function runVerify({ settings, plan }: Loaded, json: boolean, log: Logger, deps: CliDeps): Promise<number> {
+  if (settings.dryRun) throw new ConfigError('--verify', 'true', 'cannot be combined with --dry-run (-n): verify reads the namespace');
+  if (settings.cleanupOnly) throw new ConfigError('--verify', 'true', 'cannot be combined with --cleanup-only: verify changes nothing');
+  const { netns } = settings;
+  if (netns !== undefined && !existsSync(netns)) throw new EnvironmentError(`network namespace ${netns} does not exist (--netns)`);
+  const [{ checkPlan }, { createSpawnRunner }, { legacyHintFromProc }] = await Promise.all([import('../exec/apply.js'), import('../exec/spawn-runner.js'), import('../exec/detect.js')]);
+  const runner = (deps.makeRunner ?? createSpawnRunner)(netns);
+  const legacyHint = (family: Family) => legacyHintFromProc(family, netns === undefined, (p) => deps.host.readText(p));
+  const drift = await checkPlan(runner, plan, { reconcile: false, forceApply: false, forcedBackend: settings.forceIptablesBinary, legacyHint });
+  const equal = isEqual(drift);
+  log.info({ equal, missing: drift.missing.length, unexpected: drift.unexpected.length }, 'verified');
+  if (json) deps.stdout.write(formatDriftJson(drift));
+  else if (!equal) deps.stdout.write(`${formatDriftLines(drift).join('\n')}\n`);
+  return equal ? ExitCode.ok : ExitCode.found;
+}
