@@ -34,7 +34,8 @@ function noteAddresses(block: Block, tokens: readonly string[]): void {
 function finishBlock(b: Block, section: Family | undefined, seen: Set<string>): InspectedTable | undefined {
   if (!TABLES.has(b.table)) return undefined;
   // No header: the addresses tell, and a table seen again in the same text is the other family's.
-  const family: Family = section ?? (b.seenV6 && !b.seenV4 ? 'ipv6' : seen.has(`ipv4 ${b.table}`) ? 'ipv6' : 'ipv4');
+  let family: Family = section ?? (b.seenV6 && !b.seenV4 ? 'ipv6' : 'ipv4');
+  if (seen.has(`${family} ${b.table}`)) family = family === 'ipv4' ? 'ipv6' : 'ipv4';
   seen.add(`${family} ${b.table}`);
   const table = b.table as Table;
   const names = new Set(b.chains.map((c) => c.name));
