@@ -93,6 +93,8 @@ export async function runTrace(flags: TraceFlags, deps: CliDeps & { readonly std
   const flow = describeFlow(o, sources);
   const layout: Layout = sources.tables.some((t) => t.chains.some((c) => c.name === 'ISTIO_PRERT' || c.name === 'ISTIO_POSTRT')) ? 'ambient' : 'sidecar';
   const result = traceFlow(flow, sources.tables, { sets: sources.sets }, buildPurposeLookup(layout));
-  if (o.json) deps.stdout.write(formatTraceJson(result));
-  else deps.stdout.write(formatTrace(result, flow.packet, layout, [...sources.notes, headerOf(flow)].join('\n')));
+  if (o.json) {
+    deps.stdout.write(formatTraceJson(result));
+    for (const note of sources.notes.filter((n) => n.startsWith('note:'))) deps.stderr.write(`meshcap: ${note}\n`);
+  } else deps.stdout.write(formatTrace(result, flow.packet, layout, [...sources.notes, headerOf(flow)].join('\n')));
 }
