@@ -22,9 +22,9 @@ function portOf(p: Packet, dir: 'dport' | 'sport'): number | undefined {
   return dir === 'dport' ? p.dport : p.sport;
 }
 
-function inRanges(port: number | undefined, ranges: readonly (readonly [number, number])[]): Truth {
-  if (port === undefined) return 'unknown';
-  return ranges.some(([a, b]) => port >= a && port <= b);
+/** An unknown (undefined) source port is an ephemeral one that no port match names. */
+function inRanges(port: number | undefined, ranges: readonly (readonly [number, number])[]): boolean {
+  return port !== undefined && ranges.some(([a, b]) => port >= a && port <= b);
 }
 
 function ctStates(p: Packet): string[] {
@@ -55,7 +55,7 @@ function evaluateModel(c: Clause, p: Packet, env: TraceEnv): Truth {
     case 'protomatch':
       return p.proto === c.proto;
     case 'port':
-      return flip(portOf(p, c.dir) === undefined ? 'unknown' : portOf(p, c.dir) === c.port, c.not);
+      return flip(inRanges(portOf(p, c.dir), [[c.port, c.port]]), c.not);
     case 'multiport':
       return flip(c.ports.includes(p.dport), c.not);
     case 'socket-exists':
@@ -87,7 +87,7 @@ export function evaluateClause(c: InspectedClause, p: Packet, env: TraceEnv): Tr
     case 'port-range':
       return flip(inRanges(portOf(p, c.dir), [[c.from, c.to]]), c.not);
     case 'ports': {
-      const v = c.dir === 'any' ? (inRanges(p.dport, c.ranges) === true ? true : inRanges(p.sport, c.ranges)) : inRanges(portOf(p, c.dir), c.ranges);
+      const v = c.dir === 'any' ? inRanges(p.dport, c.ranges) || inRanges(p.sport, c.ranges) : inRanges(portOf(p, c.dir), c.ranges);
       return flip(v, c.not);
     }
     case 'owner-range': {

@@ -59,6 +59,23 @@ describe('the walk in TPROXY mode', () => {
   });
 });
 
+describe('the walk over DNS capture (UDP)', () => {
+  const DNS = renderSaveDryRun(planFor([...ISTIO_INIT_ARGS, '--redirect-dns', '--dns-servers', '192.0.2.53', '--ipv6', 'off']));
+  const query = (uid: number) => trace(DNS, 'outbound', packet({ proto: 'udp', dst: v4('192.0.2.53'), dport: 53, sport: undefined, owner: { uid, gid: uid } }));
+
+  it("sends the app's DNS query to the agent on 15053, through the conntrack zone rules", () => {
+    const r = query(1000);
+    expect(r.verdict).toEqual({ k: 'redirect', port: 15053 });
+    expect(r.path.map((s) => s.rule)).toContain('-A ISTIO_OUTPUT_DNS -d 192.0.2.53/32 -p udp -m udp --dport 53 -j CT --zone 2');
+  });
+
+  it("lets the proxy's own query out, an unknown source port being an ephemeral one no rule names", () => {
+    const r = query(1337);
+    expect(r.verdict).toEqual({ k: 'pass' });
+    expect(r.path.map((s) => s.rule)).toContain('-A ISTIO_OUTPUT_DNS -p udp -m udp --dport 53 -m owner --uid-owner 1337 -j CT --zone 1');
+  });
+});
+
 const FOREIGN = `*nat
 :PREROUTING ACCEPT [0:0]
 :OUTPUT ACCEPT [0:0]
