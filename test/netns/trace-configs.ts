@@ -22,9 +22,9 @@ export const pick = <T>(rng: Rng, list: readonly T[]): T => list[Math.floor(rng(
 const chance = (rng: Rng, p: number) => rng() < p;
 const subset = <T>(rng: Rng, list: readonly T[]): T[] => list.filter(() => chance(rng, 0.5));
 
-/** Ports the app (pod) and the peer listen on; the capture listeners take 15001/15006/15008. */
-export const APP_PORTS = [80, 443, 3306, 8080, 9000, 15020, 15021, 15090] as const;
-export const CAPTURE_PORTS = [15001, 15006, 15008] as const;
+/** Ports the app (pod) and the peer listen on; the capture listeners take 15001/15006/15008/15053 (DNS over TCP). */
+export const APP_PORTS = [53, 80, 443, 3306, 8080, 9000, 15020, 15021, 15090] as const;
+export const CAPTURE_PORTS = [15001, 15006, 15008, 15053] as const;
 export const FLOW_PORTS = [...APP_PORTS, 15008] as const;
 
 export interface TraceConfig {
@@ -34,7 +34,7 @@ export interface TraceConfig {
   readonly ambient: boolean;
 }
 
-/** A sidecar config: REDIRECT or TPROXY, IPv6 or not, -i/-x CIDRs, -b/-d, -q/-o, -u/-g. */
+/** A sidecar config: REDIRECT or TPROXY, IPv6 or not, -i/-x CIDRs, -b/-d, -q/-o, -u/-g, DNS capture or not. */
 export function randomSidecar(rng: Rng): TraceConfig {
   const tproxy = chance(rng, 0.5);
   const ipv6 = chance(rng, 0.5);
@@ -54,15 +54,16 @@ export function randomSidecar(rng: Rng): TraceConfig {
     '-d', subset(rng, [15020, 15021, 15090, 8080]).join(','),
     '-q', subset(rng, [443, 3306]).join(','),
     '-o', subset(rng, [3306, 9000]).join(','),
+    ...pick(rng, [[], [], ['--redirect-dns', '--dns-servers', ipv6 ? `${ADDR.otherV4},${ADDR.otherV6}` : ADDR.otherV4], ['--redirect-dns', '--capture-all-dns', '--resolv-conf', '/dev/null']]),
     '--ipv6', ipv6 ? 'on' : 'off',
   ];
   return { title: `sidecar ${args.join(' ')}`, args, ipv6, ambient: false };
 }
 
-/** An ambient config: today's REDIRECT layout or 1.24's TPROXY one, IPv6 or not. */
+/** An ambient config: today's REDIRECT layout or 1.24's TPROXY one, IPv6 or not, DNS capture or not. */
 export function randomAmbient(rng: Rng): TraceConfig {
   const ipv6 = chance(rng, 0.5);
-  const args = ['ambient', '--inbound', pick(rng, ['redirect', 'tproxy']), '--redirect-dns=false', '--ipv6', ipv6 ? 'on' : 'off'];
+  const args = ['ambient', '--inbound', pick(rng, ['redirect', 'tproxy']), pick(rng, ['--redirect-dns=false', '--redirect-dns']), '--ipv6', ipv6 ? 'on' : 'off'];
   return { title: args.join(' '), args, ipv6, ambient: true };
 }
 
