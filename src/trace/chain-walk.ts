@@ -104,9 +104,10 @@ export function walkHook(packet: Packet, ctx: HookContext): HookOutcome {
     frame.next += 1;
     const m = evaluateMatch(r.match, p, ctx.env);
     if (m === false) continue;
-    if (m === 'unknown') return unknownAt(r, 'it has a match trace cannot evaluate');
+    // An undecidable rule ends the path too: it is the rule the verdict names.
     const purpose = ctx.purposeOf(r);
     ctx.record({ table, chain: r.chain, rule: ruleText(r), ...(purpose === undefined ? {} : { purpose }) });
+    if (m === 'unknown') return unknownAt(r, 'it has a match trace cannot evaluate');
     const e = applyTarget(r, p, ctx);
     if (e.k === 'continue') p = e.packet;
     else if (e.k === 'enter') {

@@ -79,7 +79,7 @@ export function formatTrace(result: TraceResult, packet: Packet, layout: Layout,
   return `${[header, ...lines, `verdict: ${describeVerdict(result, packet, layout)}`].join('\n')}\n`;
 }
 
-/** `--json`: `{verdict, port?, family, path}`. */
+/** `--json`: exactly `{verdict, port (redirect/tproxy only), family, path}`; an unknown verdict's rule is the path's last entry. */
 export function formatTraceJson(result: TraceResult): string {
   const v = result.verdict;
   const out = {
@@ -87,8 +87,6 @@ export function formatTraceJson(result: TraceResult): string {
     ...(v.k === 'redirect' || v.k === 'tproxy' ? { port: v.port } : {}),
     family: result.family,
     path: result.path.map((s) => ({ table: s.table, chain: s.chain, rule: s.rule })),
-    ...(v.k === 'unknown' ? { unknown: { table: v.table, chain: v.chain, rule: v.rule, reason: v.reason } } : {}),
-    ...(v.k === 'pass' && v.to !== undefined ? { to: v.to } : {}),
   };
   return `${JSON.stringify(out)}\n`;
 }
