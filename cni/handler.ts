@@ -1,16 +1,18 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { Host } from '../src/config/host.js';
 import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
 import { createLogger, type LogSink, type Logger } from '../src/log.js';
 import { loadCommand } from '../src/cli/commands.js';
-import { applyPlan, checkPlan, cleanupPlan } from '../src/exec/apply.js';
+import { applyPlan, checkPlan } from '../src/exec/apply.js';
 import { applyIpsets, collectIpsetGarbage } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
 import { legacyHintFromProc } from '../src/exec/detect.js';
 import type { Family } from '../src/model/rule.js';
 import type { Runner } from '../src/exec/runner.js';
 import { parseCniEnv, parseNetConf, type CniEnv, type NetConf } from './config.js';
-import { ambientOptions, finish, hostOptions, originOf, sidecarOptions, skipReason, type PluginOptions } from './options.js';
+import { decideEnrollment, POD_ANNOTATIONS_CAPABILITY, type Enrollment } from './enrollment.js';
+import { ambientOptions, finish, hostOptions, originOf, sidecarOptions, type PluginOptions } from './options.js';
+import { ownedRouting, releaseOwned } from './release.js';
 import { atLeast, CniCode, CniError, convertResult, isSupported, LATEST, resultAddresses, SUPPORTED_VERSIONS, type CniVersion } from './spec.js';
 
 export interface PluginDeps {
@@ -56,15 +58,30 @@ interface Invocation {
   readonly deps: PluginDeps;
 }
 
-const annotationsOf = (conf: NetConf) => conf.runtimeConfig?.['io.kubernetes.cri.pod-annotations'] ?? {};
+const annotationsOf = (conf: NetConf) => conf.runtimeConfig?.[POD_ANNOTATIONS_CAPABILITY];
 
-function podOptions({ conf, env }: Invocation): PluginOptions {
-  const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotationsOf(conf)) : ambientOptions(conf, annotationsOf(conf));
+function podOptions({ conf, env }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
+  const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotations) : ambientOptions(conf, annotations);
   return finish(builder, conf.mode, conf, env.netns);
 }
 
-function skipped(inv: Invocation): string | undefined {
-  return skipReason(inv.conf, annotationsOf(inv.conf), inv.env.args.get('K8S_POD_NAMESPACE') ?? '');
+/** The enrollment decision for this invocation (throws only for a status annotation that is not JSON). */
+function enrollment(env: CniEnv, conf: NetConf): Enrollment {
+  return decideEnrollment({
+    mode: conf.mode,
+    excludeNamespaces: conf.exclude_namespaces,
+    namespace: env.args.get('K8S_POD_NAMESPACE') ?? '',
+    podName: env.args.get('K8S_POD_NAME') ?? '',
+    declaresCapability: conf.capabilities?.[POD_ANNOTATIONS_CAPABILITY] === true,
+    annotations: annotationsOf(conf),
+  });
+}
+
+/** Logs the decision once, with its reason, and each warning. */
+function logDecision(log: Logger, e: Enrollment): void {
+  for (const w of e.warnings) log.warn({ reason: w }, 'annotation ignored');
+  if (e.enrolled) log.info({ reason: e.reason }, 'pod enrolled');
+  else log.info({ reason: e.reason }, 'pod passes through untouched');
 }
 
 function load(inv: Invocation, opts: PluginOptions) {
@@ -108,11 +125,10 @@ async function add(inv: Invocation): Promise<string> {
     throw new CniError(CniCode.invalidConfig, 'no prevResult: meshcap-cni must be chained after a plugin that sets up the interface');
   }
   const prev = { cniVersion: conf.cniVersion, ...conf.prevResult };
-  const reason = skipped(inv);
-  if (reason !== undefined) {
-    log.info({ reason }, 'pod passes through untouched');
-  } else {
-    const opts = podOptions(inv);
+  const decision = enrollment(env, conf);
+  logDecision(log, decision);
+  if (decision.enrolled) {
+    const opts = podOptions(inv, decision.annotations);
     const { plan } = load(inv, opts);
     const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false), log));
     log.info({ mode: conf.mode, families: report.families, container: env.containerId }, 'applied');
@@ -121,27 +137,61 @@ async function add(inv: Invocation): Promise<string> {
   return print(convertResult(prev, conf.cniVersion));
 }
 
-async function del(inv: Invocation): Promise<string> {
-  const { conf, env, log, deps } = inv;
-  if (skipped(inv) !== undefined) return '';
-  await syncProbeIpset(inv, 'remove');
-  if (env.netns === undefined || !existsSync(env.netns)) {
-    log.info({ netns: env.netns }, 'namespace already gone: nothing to remove');
+/** nsfs gives every namespace the same device: a path that is not on it is not (or no longer) a namespace. */
+function isNamespace(path: string): boolean {
+  try {
+    return statSync(path).dev === statSync('/proc/self/ns/net').dev;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * DEL never fails because of the config or the annotations: a pod the decision skipped is a no-op; any
+ * other (enrolled, undecidable, or a config that no longer parses) loses what meshcap owns in its
+ * namespace, by ownership. A namespace that is gone, an empty CNI_NETNS and a repeated DEL are success.
+ */
+async function del(env: CniEnv, conf: (NetConf & { cniVersion: CniVersion }) | undefined, log: Logger, deps: PluginDeps): Promise<string> {
+  if (conf !== undefined) {
+    let decision: Enrollment | undefined;
+    try {
+      decision = enrollment(env, conf);
+    } catch (err) {
+      log.info({ reason: (err as Error).message }, 'enrollment undecidable: removing what meshcap owns');
+    }
+    if (decision !== undefined && !decision.enrolled) {
+      log.info({ reason: decision.reason }, 'pod was not enrolled: nothing to remove');
+      return '';
+    }
+    try {
+      await syncProbeIpset({ env, conf, log, deps }, 'remove');
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'probe ipset member not removed (GC removes it later)');
+    }
+  }
+  if (env.netns === undefined || !isNamespace(env.netns)) {
+    log.info({ netns: env.netns ?? '' }, 'namespace already gone: nothing to remove');
     return '';
   }
-  const { plan } = load(inv, podOptions(inv));
-  const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false), log));
-  log.info({ mode: conf.mode, families: report.families }, 'removed');
+  const netns = env.netns;
+  const routing = ownedRouting(conf?.mode, deps.host);
+  const opts = { forcedBackend: conf?.force_iptables_binary, legacyHint: (f: Family) => legacyHintFromProc(f, false, (p) => deps.host.readText(p)) };
+  const families = await withNamespaceLock(netns, LOCK_WAIT_MS, () => releaseOwned(deps.makeRunner(netns), routing, opts, log));
+  log.info({ families }, 'removed');
   return '';
 }
 
 async function check(inv: Invocation): Promise<string> {
-  const { conf, env, deps } = inv;
+  const { conf, env, deps, log } = inv;
   if (!atLeast(conf.cniVersion, '0.4.0')) throw new CniError(CniCode.incompatibleVersion, `CHECK needs cniVersion 0.4.0 or later, got ${conf.cniVersion}`);
   if (conf.prevResult === undefined) throw new CniError(CniCode.invalidConfig, 'CHECK needs prevResult');
-  if (skipped(inv) !== undefined) return '';
+  const decision = enrollment(env, conf);
+  if (!decision.enrolled) {
+    log.info({ reason: decision.reason }, 'pod was not enrolled: nothing to check');
+    return '';
+  }
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
-  const { plan } = load(inv, podOptions(inv));
+  const { plan } = load(inv, podOptions(inv, decision.annotations));
   const differences = await checkPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false));
   if (differences.length > 0) throw new CniError(CniCode.checkFailed, `the namespace does not hold exactly meshcap's rules: ${differences.slice(0, 3).join('; ')}`, differences.join('\n'));
   return '';
@@ -174,7 +224,7 @@ function versionReply(stdin: string): string {
   return `${JSON.stringify({ cniVersion, supportedVersions: SUPPORTED_VERSIONS })}\n`;
 }
 
-function makeLogger(conf: NetConf, deps: PluginDeps): Logger {
+function makeLogger(conf: Pick<NetConf, 'log_file' | 'log_level'>, deps: PluginDeps): Logger {
   const file = conf.log_file;
   const sink: LogSink = {
     write(chunk: string) {
@@ -185,18 +235,40 @@ function makeLogger(conf: NetConf, deps: PluginDeps): Logger {
   return createLogger({ level: conf.log_level, format: 'json', sink, name: 'meshcap-cni' });
 }
 
+/** DEL reads its config leniently: a config it cannot parse is logged, and the removal goes ahead by ownership. */
+async function handleDel(env: CniEnv, deps: PluginDeps): Promise<PluginOutput> {
+  let conf: (NetConf & { cniVersion: CniVersion }) | undefined;
+  let confError: string | undefined;
+  try {
+    conf = parseNetConf(deps.stdin);
+    if (conf.log_file !== undefined && !conf.log_file.startsWith('/')) conf = { ...conf, log_file: undefined };
+  } catch (err) {
+    confError = (err as Error).message;
+  }
+  const log = makeLogger(conf ?? { log_level: 'info', log_file: undefined }, deps).child({ command: env.command, container: env.containerId || undefined });
+  if (confError !== undefined) log.warn({ reason: confError }, 'config unreadable: removing what meshcap owns');
+  try {
+    return { stdout: await del(env, conf, log, deps), exitCode: 0 };
+  } catch (err) {
+    const e = toCniError(err);
+    log.error({ code: e.code, details: e.details }, e.message);
+    return { stdout: print(e.toJSON(conf?.cniVersion ?? LATEST)), exitCode: 1 };
+  }
+}
+
 /** One CNI invocation: env + stdin → stdout + exit code. Logs never reach stdout. */
 export async function handlePlugin(deps: PluginDeps): Promise<PluginOutput> {
   let version: string = LATEST;
   try {
     const env = parseCniEnv(deps.env);
     if (env.command === 'VERSION') return { stdout: versionReply(deps.stdin), exitCode: 0 };
+    if (env.command === 'DEL') return await handleDel(env, deps);
     const conf = parseNetConf(deps.stdin);
     version = conf.cniVersion;
     if (conf.log_file !== undefined && !conf.log_file.startsWith('/')) throw new CniError(CniCode.invalidConfig, `invalid config field "log_file": must be an absolute path`);
     const inv: Invocation = { env, conf, log: makeLogger(conf, deps).child({ command: env.command, container: env.containerId || undefined }), deps };
     try {
-      const handlers = { ADD: add, DEL: del, CHECK: check, STATUS: status, GC: gc } as const;
+      const handlers = { ADD: add, CHECK: check, STATUS: status, GC: gc } as const;
       return { stdout: await handlers[env.command](inv), exitCode: 0 };
     } catch (err) {
       const e = toCniError(err);
