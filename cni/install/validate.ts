@@ -9,7 +9,7 @@ import { isObject, PLUGIN_TYPE, type Json } from './conf-dir.js';
 const RUNTIME_KEYS = ['cniVersion', 'name', 'prevResult', 'runtimeConfig', 'cni.dev/valid-attachments'];
 const FIELD = '--plugin-config';
 
-const fieldError = (key: string, value: unknown, why: string) => new ConfigError(`${FIELD} field "${key}"`, JSON.stringify(value)?.slice(0, 80) ?? 'undefined', why);
+const fieldError = (key: string, value: unknown, why: string) => new ConfigError(`${FIELD} field ${key}`, JSON.stringify(value)?.slice(0, 80) ?? 'undefined', why);
 
 function loadOrName(opts: PluginOptions, host: Host): void {
   try {
@@ -17,7 +17,7 @@ function loadOrName(opts: PluginOptions, host: Host): void {
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     const where = originOf(opts, err.field).replace(/^config field /, '');
-    throw new ConfigError(`${FIELD} field "${where}"`, err.value, err.message.replace(/^invalid [^:]*: /, ''));
+    throw new ConfigError(`${FIELD} field ${where}`, err.value, err.message.replace(/^invalid [^:]*: /, ''));
   }
 }
 
