@@ -32,6 +32,7 @@ export class Installer {
   private preferred: string | undefined;
   private lastPrimary: string | undefined;
   private readonly repairs: number[] = [];
+  private binaryChecked = false;
 
   constructor(private readonly opts: InstallerOptions) {
     this.entry = buildEntry(opts.pluginConfig);
@@ -57,7 +58,12 @@ export class Installer {
   /** One install round: binary, then the entry; writes nothing that is already right. */
   install(): InstallResult {
     const { log } = this.opts;
-    if (this.opts.pluginBinary !== undefined && installBinary(this.opts.pluginBinary, this.binaryPath)) log.info({ path: this.binaryPath }, 'installed plugin binary');
+    // The first round compares contents (an upgrade replaces the binary); later rounds only put back a missing one.
+    const binary = this.opts.pluginBinary;
+    if (binary !== undefined && (!this.binaryChecked || !existsSync(this.binaryPath))) {
+      if (installBinary(binary, this.binaryPath)) log.info({ path: this.binaryPath }, 'installed plugin binary');
+      this.binaryChecked = true;
+    }
     const primary = this.primary();
     if (primary === undefined) return 'no-primary';
     const preempted = this.lastPrimary !== undefined && this.lastPrimary !== primary.name;
