@@ -1,7 +1,9 @@
-import { existsSync, rmSync, watch, type FSWatcher } from 'node:fs';
+import { existsSync, readFileSync, rmSync, watch, type FSWatcher } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../src/log.js';
-import { findPrimary, listConfNames, PLUGIN_TYPE, readConf, type ConfFile, type Json } from './conf-dir.js';
+import { findPrimary, isOurs, listConfNames, PLUGIN_TYPE, readConf, type ConfFile, type Json } from './conf-dir.js';
 import { buildEntry, hasEntry, serialize, withEntry, withoutEntry } from './entry.js';
 import { installBinary, modeOf, writeAtomic } from './files.js';
 
@@ -23,6 +25,9 @@ export interface InstallerOptions {
 
 export type InstallResult = 'installed' | 'unchanged' | 'no-primary';
 
+/** Names the installer that owns the node's installation (the newest one started): a dotfile in the bin dir. */
+const OWNER_FILE = '.meshcap-cni.owner';
+
 /** Repairs within this window that count as a fight with another writer, and how many make one. */
 const FIGHT_WINDOW_MS = 60_000;
 const FIGHT_REPAIRS = 5;
@@ -33,6 +38,7 @@ export class Installer {
   private lastPrimary: string | undefined;
   private readonly repairs: number[] = [];
   private binaryChecked = false;
+  private readonly token = `${hostname()}/${process.pid}/${randomBytes(6).toString('hex')}`;
 
   constructor(private readonly opts: InstallerOptions) {
     this.entry = buildEntry(opts.pluginConfig);
@@ -48,11 +54,31 @@ export class Installer {
   }
 
   /** The binary is there and the primary holds our entry last (the readiness probe's answer). */
-  inPlace(): { ok: boolean; why: string } {
+  inPlace(anyConfig = false): { ok: boolean; why: string } {
     if (!existsSync(this.binaryPath)) return { ok: false, why: `${this.binaryPath} is missing` };
     const p = this.primary();
     if (p === undefined) return { ok: false, why: `no CNI config in ${this.opts.confDir}` };
-    return hasEntry(p, this.entry) ? { ok: true, why: `entry in place in ${p.path}` } : { ok: false, why: `no meshcap-cni entry (or not last) in ${p.path}` };
+    const last = p.isList ? (p.json['plugins'] as unknown[]).at(-1) : undefined;
+    const ok = anyConfig ? isOurs(last) : hasEntry(p, this.entry);
+    return ok ? { ok: true, why: `entry in place in ${p.path}` } : { ok: false, why: `no meshcap-cni entry (or not last, or another config) in ${p.path}` };
+  }
+
+  private get ownerPath(): string {
+    return join(this.opts.binDir, OWNER_FILE);
+  }
+
+  /** Claims the installation: a newer installer (an upgrade's) takes it over from the running one. */
+  claim(): void {
+    writeAtomic(this.ownerPath, `${this.token}\n`, 0o644);
+  }
+
+  /** Whether this installer still owns the installation (no newer installer has claimed it). */
+  owns(): boolean {
+    try {
+      return readFileSync(this.ownerPath, 'utf8').trim() === this.token;
+    } catch {
+      return false;
+    }
   }
 
   /** One install round: binary, then the entry; writes nothing that is already right. */
@@ -95,6 +121,7 @@ export class Installer {
       rmSync(this.binaryPath, { force: true });
       this.opts.log.info({ path: this.binaryPath }, 'removed plugin binary');
     }
+    rmSync(this.ownerPath, { force: true });
   }
 
   /** Counts a repair; warns when another writer keeps taking the entry out. */
@@ -117,7 +144,13 @@ export class Installer {
   async watch(signal: AbortSignal, recheckMs: number): Promise<void> {
     const { log } = this.opts;
     let waiting = false;
+    let handedOver = false;
     const check = (why: string) => {
+      if (why !== 'start' && !this.owns()) {
+        if (!handedOver) log.info({}, 'a newer installer took over: standing by');
+        handedOver = true;
+        return;
+      }
       try {
         const r = this.install();
         if (why === 'start' && r !== 'no-primary') log.info({ why: this.inPlace().why }, 'installed; watching');
@@ -131,6 +164,7 @@ export class Installer {
         log.error({ err: (err as Error).message }, 'install round failed; retrying');
       }
     };
+    this.claim();
     check('start');
     let pending: NodeJS.Timeout | undefined;
     const soon = (why: string) => {

@@ -115,7 +115,9 @@ async function watchUntilSignalled(installer: Installer, recheckMs: number, log:
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
-  installer.uninstall();
+  // An upgrade's installer that started meanwhile owns the entry and the binary now: leave them to it.
+  if (installer.owns()) installer.uninstall();
+  else log.info({}, 'handed over to a newer installer: entry and binary left in place');
 }
 
 export async function runInstallCni(argv: readonly string[], deps: InstallCniDeps): Promise<number> {
@@ -137,7 +139,7 @@ export async function runInstallCni(argv: readonly string[], deps: InstallCniDep
       return ExitCode.ok;
     }
     if (flags.check) {
-      const r = installer.inPlace();
+      const r = installer.inPlace(flags.pluginConfig === undefined);
       if (!r.ok) throw new EnvironmentError(`not ready: ${r.why}`);
       return ExitCode.ok;
     }

@@ -75,6 +75,44 @@ describe(`meshcap install-cni (${IMPL}) as a long-running process`, () => {
   });
 });
 
+describe(`meshcap install-cni (${IMPL}) during an upgrade (DaemonSet maxSurge: new pod first, old one stopped after)`, () => {
+  let root = '';
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('lets the newer installer take over: the old one stands by, and its SIGTERM leaves the new entry and binary in place', async () => {
+    root = mkdtempSync(join(tmpdir(), 'meshcap-icu-'));
+    const conf = join(root, 'net.d');
+    const bin = join(root, 'bin');
+    mkdirSync(conf);
+    mkdirSync(bin);
+    const primary = join(conf, '10-bridge.conflist');
+    writeFileSync(primary, JSON.stringify({ cniVersion: '1.0.0', name: 'n', plugins: [{ type: 'bridge' }] }));
+    const start = (cfg: object) => execa(meshcap.file, [...meshcap.args, 'install-cni', '--cni-conf-dir', conf, '--cni-bin-dir', bin, '--recheck-interval', '0.5', '--plugin-config', JSON.stringify(cfg), ...pluginBinaryArgs(root)], { reject: false });
+    const lastEntry = () => (JSON.parse(readFileSync(primary, 'utf8')) as { plugins: Record<string, unknown>[] }).plugins.at(-1);
+    const oldOne = start({ log_level: 'info' });
+    let newOne: ReturnType<typeof start> | undefined;
+    try {
+      await waitFor('the old entry', () => lastEntry()?.['log_level'] === 'info');
+      newOne = start({ log_level: 'debug' });
+      await waitFor('the new entry', () => lastEntry()?.['log_level'] === 'debug');
+      // The old installer must not fight the new one over the entry.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(lastEntry()?.['log_level']).toBe('debug');
+    } finally {
+      oldOne.kill('SIGTERM');
+    }
+    const old = await oldOne;
+    expect(old.exitCode).toBe(0);
+    expect(old.stderr).toContain('handed over to a newer installer');
+    expect(lastEntry()).toMatchObject({ type: 'meshcap-cni', log_level: 'debug' });
+    expect(existsSync(join(bin, 'meshcap-cni'))).toBe(true);
+    newOne?.kill('SIGTERM');
+    expect((await newOne)?.exitCode).toBe(0);
+    expect(lastEntry()).toEqual({ type: 'bridge' });
+    expect(existsSync(join(bin, 'meshcap-cni'))).toBe(false);
+  });
+});
+
 describe(`containerd with a conflist made by meshcap install-cni (${IMPL}) from a plain bridge .conf`, () => {
   let lab: PrivateContainerd | undefined;
   const L = () => lab as PrivateContainerd;
