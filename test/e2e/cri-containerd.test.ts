@@ -46,6 +46,10 @@ describe(`meshcap-cni (${IMPL}) on a sidecar network under containerd's CRI`, ()
     await lab?.destroy();
   }, 90_000);
 
+  it('counts what a running pod holds (so a count of zero means something): its netns mount, veth, lease and sandbox', async () => {
+    expect(await L().leftovers()).toEqual({ netnsMounts: 1, veths: 1, leases: 1, lockFiles: 0, sandboxes: 1 });
+  });
+
   it('redirects an injected pod\'s real TCP: outbound to 15001, inbound to 15006, and DEL on stop removes the rules', async () => {
     const id = await L().runPod('web', 'default', { ...INJECTED, 'traffic.sidecar.istio.io/excludeOutboundPorts': '9999' });
     const { netns, ip } = await L().cri.podSandboxStatus(id);
