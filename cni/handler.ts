@@ -1,80 +1,20 @@
-import { existsSync, statSync } from 'node:fs';
-import type { Host } from '../src/config/host.js';
-import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
-import { createLogger, type LogSink, type Logger } from '../src/log.js';
-import { loadCommand } from '../src/cli/commands.js';
+import { existsSync } from 'node:fs';
+import type { Logger } from '../src/log.js';
 import { applyPlan, checkPlan } from '../src/exec/apply.js';
-import { applyIpsets, collectIpsetGarbage } from '../src/exec/ipsets.js';
+import { collectIpsetGarbage } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
-import { legacyHintFromProc } from '../src/exec/detect.js';
-import type { Family } from '../src/model/rule.js';
-import type { Runner } from '../src/exec/runner.js';
-import { parseCniEnv, parseNetConf, type CniEnv, type NetConf } from './config.js';
-import { decideEnrollment, POD_ANNOTATIONS_CAPABILITY, type Enrollment } from './enrollment.js';
-import { ambientOptions, finish, hostOptions, originOf, sidecarOptions, type PluginOptions } from './options.js';
-import { ownedRouting, releaseOwned } from './release.js';
-import { atLeast, CniCode, CniError, convertResult, isSupported, LATEST, resultAddresses, SUPPORTED_VERSIONS, type CniVersion } from './spec.js';
+import { parseCniEnv, parseNetConf } from './config.js';
+import { handleDel } from './delete.js';
+import type { Enrollment } from './enrollment.js';
+import { enrollment, execOpts, load, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
+import { ambientOptions, finish, hostOptions, sidecarOptions, type PluginOptions } from './options.js';
+import { atLeast, CniCode, CniError, convertResult, isSupported, LATEST, SUPPORTED_VERSIONS } from './spec.js';
 
-export interface PluginDeps {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly stdin: string;
-  readonly host: Host;
-  readonly stderr: LogSink;
-  /** Runner for a namespace; `undefined` is the plugin's own (the node's). */
-  readonly makeRunner: (netns: string | undefined) => Runner;
-  /** Appends a log line to the configured log_file. */
-  readonly appendLog?: (path: string, line: string) => void;
-}
-
-export interface PluginOutput {
-  readonly stdout: string;
-  readonly exitCode: number;
-}
-
-const print = (obj: unknown) => `${JSON.stringify(obj, null, 4)}\n`;
-/** How long an ADD/DEL waits for another invocation working on the same namespace. */
-const LOCK_WAIT_MS = 30_000;
-
-/** Turns an engine error into the CNI error the runtime shows, naming the config field or annotation. */
-function toCniError(err: unknown, opts?: PluginOptions): CniError {
-  if (err instanceof CniError) return err;
-  if (err instanceof ConfigError) {
-    const where = opts ? originOf(opts, err.field) : err.field;
-    return new CniError(CniCode.invalidConfig, err.message.replace(err.field, where));
-  }
-  if (err instanceof CommandError) {
-    const code = err.hint?.includes('xtables lock') ? CniCode.tryAgainLater : CniCode.applyFailed;
-    return new CniError(code, err.message, err.stderr.trim() || undefined);
-  }
-  if (err instanceof LockBusyError) return new CniError(CniCode.tryAgainLater, err.message);
-  if (err instanceof EnvironmentError || err instanceof MeshcapError) return new CniError(CniCode.environment, err.message);
-  return new CniError(CniCode.internal, `internal error: ${err instanceof Error ? err.message : String(err)}`);
-}
-
-interface Invocation {
-  readonly env: CniEnv;
-  readonly conf: NetConf & { cniVersion: CniVersion };
-  readonly log: Logger;
-  readonly deps: PluginDeps;
-}
-
-const annotationsOf = (conf: NetConf) => conf.runtimeConfig?.[POD_ANNOTATIONS_CAPABILITY];
+export type { PluginDeps, PluginOutput } from './invocation.js';
 
 function podOptions({ conf, env }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
   const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotations) : ambientOptions(conf, annotations);
   return finish(builder, conf.mode, conf, env.netns);
-}
-
-/** The enrollment decision for this invocation (throws only for a status annotation that is not JSON). */
-function enrollment(env: CniEnv, conf: NetConf): Enrollment {
-  return decideEnrollment({
-    mode: conf.mode,
-    excludeNamespaces: conf.exclude_namespaces,
-    namespace: env.args.get('K8S_POD_NAMESPACE') ?? '',
-    podName: env.args.get('K8S_POD_NAME') ?? '',
-    declaresCapability: conf.capabilities?.[POD_ANNOTATIONS_CAPABILITY] === true,
-    annotations: annotationsOf(conf),
-  });
 }
 
 /** Logs the decision once, with its reason, and each warning. */
@@ -82,41 +22,6 @@ function logDecision(log: Logger, e: Enrollment): void {
   for (const w of e.warnings) log.warn({ reason: w }, 'annotation ignored');
   if (e.enrolled) log.info({ reason: e.reason }, 'pod enrolled');
   else log.info({ reason: e.reason }, 'pod passes through untouched');
-}
-
-function load(inv: Invocation, opts: PluginOptions) {
-  try {
-    return loadCommand(opts.command, opts.flags, {}, inv.deps.host);
-  } catch (err) {
-    throw toCniError(err, opts);
-  }
-}
-
-/** Always converge (the plugin owns the namespace it sets up); /proc tells about legacy tables of our own
- * (the node's) namespace, and for a pod's only whether the legacy module is loaded at all. */
-const execOpts = (conf: NetConf, deps: PluginDeps, ownNamespace: boolean) => ({
-  reconcile: true,
-  forceApply: false,
-  forcedBackend: conf.force_iptables_binary,
-  legacyHint: (family: Family) => legacyHintFromProc(family, ownNamespace, (p) => deps.host.readText(p)),
-});
-
-/** Keeps the node's probe ipset in step with this pod's IPs (ambient, `probe_ipset: true`). */
-async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Promise<void> {
-  const { conf, env, deps } = inv;
-  if (conf.mode !== 'ambient' || !conf.probe_ipset) return;
-  const ips = resultAddresses(conf.prevResult).join(',');
-  const opts = finish(hostOptions(conf), 'ambient-host', conf, undefined);
-  opts.flags[op === 'add' ? 'addPodIp' : 'removePodIp'] = ips;
-  const loaded = load(inv, opts).plan;
-  // Members carry the attachment as comment, so GC can find those whose pod is gone.
-  const plan = { ...loaded, ipsets: loaded.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) };
-  const runner = deps.makeRunner(undefined);
-  // The node's namespace is shared by every pod's ADD: one at a time there too.
-  await withNamespaceLock(undefined, LOCK_WAIT_MS, async () => {
-    if (op === 'add') await applyPlan(runner, plan, execOpts(conf, deps, true), inv.log);
-    else await applyIpsets(runner, plan);
-  });
 }
 
 async function add(inv: Invocation): Promise<string> {
@@ -135,50 +40,6 @@ async function add(inv: Invocation): Promise<string> {
     await syncProbeIpset(inv, 'add');
   }
   return print(convertResult(prev, conf.cniVersion));
-}
-
-/** nsfs gives every namespace the same device: a path that is not on it is not (or no longer) a namespace. */
-function isNamespace(path: string): boolean {
-  try {
-    return statSync(path).dev === statSync('/proc/self/ns/net').dev;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * DEL never fails because of the config or the annotations: a pod the decision skipped is a no-op; any
- * other (enrolled, undecidable, or a config that no longer parses) loses what meshcap owns in its
- * namespace, by ownership. A namespace that is gone, an empty CNI_NETNS and a repeated DEL are success.
- */
-async function del(env: CniEnv, conf: (NetConf & { cniVersion: CniVersion }) | undefined, log: Logger, deps: PluginDeps): Promise<string> {
-  if (conf !== undefined) {
-    let decision: Enrollment | undefined;
-    try {
-      decision = enrollment(env, conf);
-    } catch (err) {
-      log.info({ reason: (err as Error).message }, 'enrollment undecidable: removing what meshcap owns');
-    }
-    if (decision !== undefined && !decision.enrolled) {
-      log.info({ reason: decision.reason }, 'pod was not enrolled: nothing to remove');
-      return '';
-    }
-    try {
-      await syncProbeIpset({ env, conf, log, deps }, 'remove');
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'probe ipset member not removed (GC removes it later)');
-    }
-  }
-  if (env.netns === undefined || !isNamespace(env.netns)) {
-    log.info({ netns: env.netns ?? '' }, 'namespace already gone: nothing to remove');
-    return '';
-  }
-  const netns = env.netns;
-  const routing = ownedRouting(conf?.mode, deps.host);
-  const opts = { forcedBackend: conf?.force_iptables_binary, legacyHint: (f: Family) => legacyHintFromProc(f, false, (p) => deps.host.readText(p)) };
-  const families = await withNamespaceLock(netns, LOCK_WAIT_MS, () => releaseOwned(deps.makeRunner(netns), routing, opts, log));
-  log.info({ families }, 'removed');
-  return '';
 }
 
 async function check(inv: Invocation): Promise<string> {
@@ -222,38 +83,6 @@ function versionReply(stdin: string): string {
   }
   const cniVersion = typeof requested === 'string' && isSupported(requested) ? requested : LATEST;
   return `${JSON.stringify({ cniVersion, supportedVersions: SUPPORTED_VERSIONS })}\n`;
-}
-
-function makeLogger(conf: Pick<NetConf, 'log_file' | 'log_level'>, deps: PluginDeps): Logger {
-  const file = conf.log_file;
-  const sink: LogSink = {
-    write(chunk: string) {
-      deps.stderr.write(chunk);
-      if (file !== undefined) deps.appendLog?.(file, chunk);
-    },
-  };
-  return createLogger({ level: conf.log_level, format: 'json', sink, name: 'meshcap-cni' });
-}
-
-/** DEL reads its config leniently: a config it cannot parse is logged, and the removal goes ahead by ownership. */
-async function handleDel(env: CniEnv, deps: PluginDeps): Promise<PluginOutput> {
-  let conf: (NetConf & { cniVersion: CniVersion }) | undefined;
-  let confError: string | undefined;
-  try {
-    conf = parseNetConf(deps.stdin);
-    if (conf.log_file !== undefined && !conf.log_file.startsWith('/')) conf = { ...conf, log_file: undefined };
-  } catch (err) {
-    confError = (err as Error).message;
-  }
-  const log = makeLogger(conf ?? { log_level: 'info', log_file: undefined }, deps).child({ command: env.command, container: env.containerId || undefined });
-  if (confError !== undefined) log.warn({ reason: confError }, 'config unreadable: removing what meshcap owns');
-  try {
-    return { stdout: await del(env, conf, log, deps), exitCode: 0 };
-  } catch (err) {
-    const e = toCniError(err);
-    log.error({ code: e.code, details: e.details }, e.message);
-    return { stdout: print(e.toJSON(conf?.cniVersion ?? LATEST)), exitCode: 1 };
-  }
 }
 
 /** One CNI invocation: env + stdin → stdout + exit code. Logs never reach stdout. */
