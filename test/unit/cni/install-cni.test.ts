@@ -230,6 +230,7 @@ describe('meshcap install-cni watching the conf dir', () => {
     }
     const r = await run;
     expect(r.code).toBe(0);
+    expect(r.stderr).toContain('"msg":"waiting for a primary CNI config"');
     expect(r.stderr).toContain('"msg":"repaired"');
     expect(r.stderr).toContain('another writer keeps reverting the CNI config');
     expect(r.stderr).toContain('05-cilium.conflist now sorts first');
