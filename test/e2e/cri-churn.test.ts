@@ -33,6 +33,7 @@ describe(`pod churn through CRI with meshcap-cni (${IMPL})`, () => {
 
   afterAll(async () => {
     await lab?.destroy();
+    expect(await lab?.residue()).toEqual([]);
   }, 90_000);
 
   it(`creates and removes ${PODS} pods, ${CONCURRENCY} at a time, mixed enrolled and not: every create succeeds and nothing is left`, { timeout: 600_000 }, async () => {

@@ -44,6 +44,7 @@ describe(`meshcap-cni (${IMPL}) on a sidecar network under containerd's CRI`, ()
   afterAll(async () => {
     await peer?.listener.stop();
     await lab?.destroy();
+    expect(await lab?.residue()).toEqual([]);
   }, 90_000);
 
   it('counts what a running pod holds (so a count of zero means something): its netns mount, veth, lease and sandbox', async () => {
@@ -137,6 +138,7 @@ describe(`meshcap-cni (${IMPL}) on an ambient network under containerd's CRI`, (
 
   afterAll(async () => {
     await lab?.destroy();
+    expect(await lab?.residue()).toEqual([]);
   }, 90_000);
 
   it.each<[string, Record<string, string>, boolean]>([

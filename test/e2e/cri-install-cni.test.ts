@@ -129,6 +129,7 @@ describe(`containerd with a conflist made by meshcap install-cni (${IMPL}) from 
 
   afterAll(async () => {
     await lab?.destroy();
+    expect(await lab?.residue()).toEqual([]);
   }, 90_000);
 
   it('loads the converted list, captures an injected pod and passes a plain one through', async () => {

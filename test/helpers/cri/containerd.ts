@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync, closeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { execa } from 'execa';
 import { CriClient, type PodSandboxConfig } from './client.js';
 import { importPauseImage } from './pause-image.js';
@@ -24,6 +24,30 @@ export interface Leftovers {
   readonly leases: number;
   readonly lockFiles: number;
   readonly sandboxes: number;
+}
+
+/** Whether the process named in a meshcap lock file still runs (an unreadable file was just released). */
+function holderAlive(lockFile: string): boolean {
+  try {
+    process.kill(Number(readFileSync(lockFile, 'utf8')), 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/** Removes a cgroup parent (and the pods' cgroups under it) from every hierarchy, deepest first; a cgroup dir holds only control files. */
+export function removeCgroups(parent: string): void {
+  const rmTree = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rmTree(join(dir, e.name));
+    try {
+      rmdirSync(dir);
+    } catch {
+      // still has a process (a shim that outlived its kill): left for the next run's report
+    }
+  };
+  const roots = existsSync('/sys/fs/cgroup/cgroup.controllers') ? ['/sys/fs/cgroup'] : readdirSync('/sys/fs/cgroup').map((h) => join('/sys/fs/cgroup', h));
+  for (const root of roots) if (existsSync(join(root, parent))) rmTree(join(root, parent));
 }
 
 export class PrivateContainerd {
@@ -183,7 +207,11 @@ export class PrivateContainerd {
     const ipamDir = join(this.dir, 'ipam', this.network);
     const leases = existsSync(ipamDir) ? readdirSync(ipamDir).filter((f) => /^[0-9a-f.:]+$/.test(f) && f.includes('.')).length : 0;
     const lockDirs = ['/run/meshcap', '/tmp/meshcap-locks'];
-    const lockFiles = lockDirs.flatMap((d) => (existsSync(d) ? readdirSync(d) : [])).filter((f) => this.namespaceIds.has(f.replace(/^netns-/, '').replace(/\.lock$/, ''))).length;
+    // A lock file of one of our pods' namespaces whose holder is gone. (A held one is a call in progress, and
+    // inode numbers are reused: a parallel suite's namespace can carry one of ours while it works.)
+    const lockFiles = lockDirs
+      .flatMap((d) => (existsSync(d) ? readdirSync(d).map((f) => join(d, f)) : []))
+      .filter((f) => this.namespaceIds.has(basename(f).replace(/^netns-/, '').replace(/\.lock$/, '')) && !holderAlive(f)).length;
     const sandboxes = this.client ? (await this.cri.listPodSandbox()).length : 0;
     return { netnsMounts, veths, leases, lockFiles, sandboxes };
   }
@@ -205,9 +233,21 @@ export class PrivateContainerd {
     for (const m of mounts.sort().reverse()) await execa('umount', ['-l', m], { reject: false });
     await execa('ip', ['link', 'del', this.bridge], { reject: false });
     this.removeCaches();
-    await execa('find', ['/sys/fs/cgroup', '-maxdepth', '2', '-type', 'd', '-name', this.cgroup, '-exec', 'find', '{}', '-depth', '-type', 'd', '-exec', 'rmdir', '{}', '+', ';'], { reject: false });
+    removeCgroups(this.cgroup);
     for (const d of [...this.created].reverse()) await execa('rmdir', [d], { reject: false });
     rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  /** After destroy(): whatever of this lab is still on the machine (should be nothing). */
+  async residue(): Promise<string[]> {
+    const out: string[] = [];
+    if (existsSync(this.dir)) out.push(`dir ${this.dir}`);
+    if ((await execa('ip', ['link', 'show', this.bridge], { reject: false })).exitCode === 0) out.push(`bridge ${this.bridge}`);
+    if (readFileSync('/proc/self/mounts', 'utf8').includes(`${this.dir}/`)) out.push('mounts');
+    for (const h of readdirSync('/sys/fs/cgroup')) if (existsSync(join('/sys/fs/cgroup', h, this.cgroup))) out.push(`cgroup ${h}/${this.cgroup}`);
+    if (this.proc?.exitCode === null) out.push(`containerd pid ${this.proc.pid}`);
+    if (existsSync('/var/lib/cni/results') && readdirSync('/var/lib/cni/results').some((f) => f.startsWith(`${this.network}-`))) out.push('libcni cache');
+    return out;
   }
 
   private async stopContainerd(): Promise<void> {
