@@ -69,7 +69,8 @@ export const netConfSchema = z.strictObject({
   ipam: opt(z.record(z.string(), z.unknown())),
   dns: opt(z.record(z.string(), z.unknown())),
   capabilities: opt(z.record(z.string(), z.boolean())),
-  runtimeConfig: opt(z.looseObject({ 'io.kubernetes.cri.pod-annotations': opt(z.record(z.string(), z.string())) })),
+  // containerd passes `null` for a pod without annotations (= no annotations).
+  runtimeConfig: opt(z.looseObject({ 'io.kubernetes.cri.pod-annotations': opt(z.nullable(z.record(z.string(), z.string()))) })),
   prevResult: opt(z.record(z.string(), z.unknown())),
   'cni.dev/valid-attachments': opt(z.array(z.object({ containerID: z.string(), ifname: z.string() }))),
   mode: dflt(z.enum(['sidecar', 'ambient']), 'sidecar'),

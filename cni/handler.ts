@@ -1,106 +1,28 @@
 import { existsSync } from 'node:fs';
-import type { Host } from '../src/config/host.js';
-import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
-import { createLogger, type LogSink, type Logger } from '../src/log.js';
-import { loadCommand } from '../src/cli/commands.js';
-import { applyPlan, checkPlan, cleanupPlan } from '../src/exec/apply.js';
+import type { Logger } from '../src/log.js';
+import { applyPlan, checkPlan } from '../src/exec/apply.js';
 import { formatDriftLines } from '../src/analyze/drift.js';
-import { applyIpsets, collectIpsetGarbage } from '../src/exec/ipsets.js';
+import { collectIpsetGarbage } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
-import { legacyHintFromProc } from '../src/exec/detect.js';
-import type { Family } from '../src/model/rule.js';
-import type { Runner } from '../src/exec/runner.js';
-import { parseCniEnv, parseNetConf, type CniEnv, type NetConf } from './config.js';
-import { ambientOptions, finish, hostOptions, originOf, sidecarOptions, skipReason, type PluginOptions } from './options.js';
-import { atLeast, CniCode, CniError, convertResult, isSupported, LATEST, resultAddresses, SUPPORTED_VERSIONS, type CniVersion } from './spec.js';
+import { parseCniEnv, parseNetConf } from './config.js';
+import { handleDel } from './delete.js';
+import type { Enrollment } from './enrollment.js';
+import { enrollment, execOpts, load, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
+import { ambientOptions, finish, hostOptions, sidecarOptions, type PluginOptions } from './options.js';
+import { atLeast, CniCode, CniError, convertResult, isSupported, LATEST, SUPPORTED_VERSIONS } from './spec.js';
 
-export interface PluginDeps {
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly stdin: string;
-  readonly host: Host;
-  readonly stderr: LogSink;
-  /** Runner for a namespace; `undefined` is the plugin's own (the node's). */
-  readonly makeRunner: (netns: string | undefined) => Runner;
-  /** Appends a log line to the configured log_file. */
-  readonly appendLog?: (path: string, line: string) => void;
-}
+export type { PluginDeps, PluginOutput } from './invocation.js';
 
-export interface PluginOutput {
-  readonly stdout: string;
-  readonly exitCode: number;
-}
-
-const print = (obj: unknown) => `${JSON.stringify(obj, null, 4)}\n`;
-/** How long an ADD/DEL waits for another invocation working on the same namespace. */
-const LOCK_WAIT_MS = 30_000;
-
-/** Turns an engine error into the CNI error the runtime shows, naming the config field or annotation. */
-function toCniError(err: unknown, opts?: PluginOptions): CniError {
-  if (err instanceof CniError) return err;
-  if (err instanceof ConfigError) {
-    const where = opts ? originOf(opts, err.field) : err.field;
-    return new CniError(CniCode.invalidConfig, err.message.replace(err.field, where));
-  }
-  if (err instanceof CommandError) {
-    const code = err.hint?.includes('xtables lock') ? CniCode.tryAgainLater : CniCode.applyFailed;
-    return new CniError(code, err.message, err.stderr.trim() || undefined);
-  }
-  if (err instanceof LockBusyError) return new CniError(CniCode.tryAgainLater, err.message);
-  if (err instanceof EnvironmentError || err instanceof MeshcapError) return new CniError(CniCode.environment, err.message);
-  return new CniError(CniCode.internal, `internal error: ${err instanceof Error ? err.message : String(err)}`);
-}
-
-interface Invocation {
-  readonly env: CniEnv;
-  readonly conf: NetConf & { cniVersion: CniVersion };
-  readonly log: Logger;
-  readonly deps: PluginDeps;
-}
-
-const annotationsOf = (conf: NetConf) => conf.runtimeConfig?.['io.kubernetes.cri.pod-annotations'] ?? {};
-
-function podOptions({ conf, env }: Invocation): PluginOptions {
-  const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotationsOf(conf)) : ambientOptions(conf, annotationsOf(conf));
+function podOptions({ conf, env }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
+  const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotations) : ambientOptions(conf, annotations);
   return finish(builder, conf.mode, conf, env.netns);
 }
 
-function skipped(inv: Invocation): string | undefined {
-  return skipReason(inv.conf, annotationsOf(inv.conf), inv.env.args.get('K8S_POD_NAMESPACE') ?? '');
-}
-
-function load(inv: Invocation, opts: PluginOptions) {
-  try {
-    return loadCommand(opts.command, opts.flags, {}, inv.deps.host);
-  } catch (err) {
-    throw toCniError(err, opts);
-  }
-}
-
-/** Always converge (the plugin owns the namespace it sets up); /proc tells about legacy tables of our own
- * (the node's) namespace, and for a pod's only whether the legacy module is loaded at all. */
-const execOpts = (conf: NetConf, deps: PluginDeps, ownNamespace: boolean) => ({
-  reconcile: true,
-  forceApply: false,
-  forcedBackend: conf.force_iptables_binary,
-  legacyHint: (family: Family) => legacyHintFromProc(family, ownNamespace, (p) => deps.host.readText(p)),
-});
-
-/** Keeps the node's probe ipset in step with this pod's IPs (ambient, `probe_ipset: true`). */
-async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Promise<void> {
-  const { conf, env, deps } = inv;
-  if (conf.mode !== 'ambient' || !conf.probe_ipset) return;
-  const ips = resultAddresses(conf.prevResult).join(',');
-  const opts = finish(hostOptions(conf), 'ambient-host', conf, undefined);
-  opts.flags[op === 'add' ? 'addPodIp' : 'removePodIp'] = ips;
-  const loaded = load(inv, opts).plan;
-  // Members carry the attachment as comment, so GC can find those whose pod is gone.
-  const plan = { ...loaded, ipsets: loaded.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) };
-  const runner = deps.makeRunner(undefined);
-  // The node's namespace is shared by every pod's ADD: one at a time there too.
-  await withNamespaceLock(undefined, LOCK_WAIT_MS, async () => {
-    if (op === 'add') await applyPlan(runner, plan, execOpts(conf, deps, true), inv.log);
-    else await applyIpsets(runner, plan);
-  });
+/** Logs the decision once, with its reason, and each warning. */
+function logDecision(log: Logger, e: Enrollment): void {
+  for (const w of e.warnings) log.warn({ reason: w }, 'annotation ignored');
+  if (e.enrolled) log.info({ reason: e.reason }, 'pod enrolled');
+  else log.info({ reason: e.reason }, 'pod passes through untouched');
 }
 
 async function add(inv: Invocation): Promise<string> {
@@ -109,11 +31,10 @@ async function add(inv: Invocation): Promise<string> {
     throw new CniError(CniCode.invalidConfig, 'no prevResult: meshcap-cni must be chained after a plugin that sets up the interface');
   }
   const prev = { cniVersion: conf.cniVersion, ...conf.prevResult };
-  const reason = skipped(inv);
-  if (reason !== undefined) {
-    log.info({ reason }, 'pod passes through untouched');
-  } else {
-    const opts = podOptions(inv);
+  const decision = enrollment(env, conf);
+  logDecision(log, decision);
+  if (decision.enrolled) {
+    const opts = podOptions(inv, decision.annotations);
     const { plan } = load(inv, opts);
     const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false), log));
     log.info({ mode: conf.mode, families: report.families, container: env.containerId }, 'applied');
@@ -122,27 +43,17 @@ async function add(inv: Invocation): Promise<string> {
   return print(convertResult(prev, conf.cniVersion));
 }
 
-async function del(inv: Invocation): Promise<string> {
-  const { conf, env, log, deps } = inv;
-  if (skipped(inv) !== undefined) return '';
-  await syncProbeIpset(inv, 'remove');
-  if (env.netns === undefined || !existsSync(env.netns)) {
-    log.info({ netns: env.netns }, 'namespace already gone: nothing to remove');
-    return '';
-  }
-  const { plan } = load(inv, podOptions(inv));
-  const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false), log));
-  log.info({ mode: conf.mode, families: report.families }, 'removed');
-  return '';
-}
-
 async function check(inv: Invocation): Promise<string> {
-  const { conf, env, deps } = inv;
+  const { conf, env, deps, log } = inv;
   if (!atLeast(conf.cniVersion, '0.4.0')) throw new CniError(CniCode.incompatibleVersion, `CHECK needs cniVersion 0.4.0 or later, got ${conf.cniVersion}`);
   if (conf.prevResult === undefined) throw new CniError(CniCode.invalidConfig, 'CHECK needs prevResult');
-  if (skipped(inv) !== undefined) return '';
+  const decision = enrollment(env, conf);
+  if (!decision.enrolled) {
+    log.info({ reason: decision.reason }, 'pod was not enrolled: nothing to check');
+    return '';
+  }
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
-  const { plan } = load(inv, podOptions(inv));
+  const { plan } = load(inv, podOptions(inv, decision.annotations));
   const differences = formatDriftLines(await checkPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false)));
   if (differences.length > 0) throw new CniError(CniCode.checkFailed, `the namespace does not hold exactly meshcap's rules: ${differences.slice(0, 3).join('; ')}`, differences.join('\n'));
   return '';
@@ -175,29 +86,19 @@ function versionReply(stdin: string): string {
   return `${JSON.stringify({ cniVersion, supportedVersions: SUPPORTED_VERSIONS })}\n`;
 }
 
-function makeLogger(conf: NetConf, deps: PluginDeps): Logger {
-  const file = conf.log_file;
-  const sink: LogSink = {
-    write(chunk: string) {
-      deps.stderr.write(chunk);
-      if (file !== undefined) deps.appendLog?.(file, chunk);
-    },
-  };
-  return createLogger({ level: conf.log_level, format: 'json', sink, name: 'meshcap-cni' });
-}
-
 /** One CNI invocation: env + stdin → stdout + exit code. Logs never reach stdout. */
 export async function handlePlugin(deps: PluginDeps): Promise<PluginOutput> {
   let version: string = LATEST;
   try {
     const env = parseCniEnv(deps.env);
     if (env.command === 'VERSION') return { stdout: versionReply(deps.stdin), exitCode: 0 };
+    if (env.command === 'DEL') return await handleDel(env, deps);
     const conf = parseNetConf(deps.stdin);
     version = conf.cniVersion;
     if (conf.log_file !== undefined && !conf.log_file.startsWith('/')) throw new CniError(CniCode.invalidConfig, `invalid config field "log_file": must be an absolute path`);
     const inv: Invocation = { env, conf, log: makeLogger(conf, deps).child({ command: env.command, container: env.containerId || undefined }), deps };
     try {
-      const handlers = { ADD: add, DEL: del, CHECK: check, STATUS: status, GC: gc } as const;
+      const handlers = { ADD: add, CHECK: check, STATUS: status, GC: gc } as const;
       return { stdout: await handlers[env.command](inv), exitCode: 0 };
     } catch (err) {
       const e = toCniError(err);

@@ -2,9 +2,8 @@ import { SIDECAR_INPUTS } from '../src/config/sidecar-inputs.js';
 import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from '../src/config/ambient-inputs.js';
 import type { InputSpec } from '../src/config/sources.js';
 import type { CommandName } from '../src/cli/program.js';
-import { parseGoBool, splitList } from '../src/config/values.js';
+import { splitList } from '../src/config/values.js';
 import type { NetConf } from './config.js';
-import { CniCode, CniError } from './spec.js';
 
 /** Istio's pod annotations that meshcap-cni maps to options (istio-ambient-cni.md §10). */
 export const Annotation = {
@@ -32,26 +31,6 @@ export interface PluginOptions {
   readonly command: CommandName;
   readonly flags: Record<string, string>;
   readonly origin: ReadonlyMap<string, string>;
-}
-
-/** The pod opted out, or lives in an excluded namespace: the reason, or undefined to go ahead. */
-export function skipReason(conf: NetConf, annotations: Readonly<Record<string, string>>, namespace: string): string | undefined {
-  if (namespace !== '' && conf.exclude_namespaces.includes(namespace)) return `namespace ${namespace} is excluded`;
-  if (conf.mode === 'sidecar') {
-    const inject = annotations[Annotation.inject];
-    if (inject !== undefined) {
-      const v = parseGoBool(inject);
-      if (!v.ok) throw new CniError(CniCode.invalidConfig, `invalid annotation ${Annotation.inject}=${JSON.stringify(inject)}: ${v.reason}`);
-      if (!v.value) return `${Annotation.inject} is false`;
-    }
-  } else {
-    const redirection = annotations[Annotation.redirection];
-    if (redirection === 'disabled') return `${Annotation.redirection} is disabled`;
-    if (redirection !== undefined && redirection !== 'enabled') {
-      throw new CniError(CniCode.invalidConfig, `invalid annotation ${Annotation.redirection}=${JSON.stringify(redirection)}: must be "enabled" or "disabled"`);
-    }
-  }
-  return undefined;
 }
 
 function dedupe(csv: string): string {

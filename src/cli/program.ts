@@ -79,6 +79,8 @@ export function buildProgram(write: { out: (s: string) => void; err: (s: string)
   // `pilot-agent istio-iptables …` spelled as `meshcap istio-iptables …`: the same sidecar mode.
   sub('istio-iptables', 'sidecar', 'sidecar mode under its Istio name (as `pilot-agent istio-iptables`)', SIDECAR_INPUTS);
   sub('ambient', 'ambient', "Istio ambient's in-pod redirection to ztunnel (run against the pod's namespace)", AMBIENT_INPUTS);
+  // Parsed by src/cli/install-cni.ts (run.ts hands it over before this parser runs); listed here for --help.
+  program.command('install-cni').description("install meshcap-cni into the node's CNI chain and keep it there (docs/cni-node.md)").helpOption(false).allowUnknownOption();
   sub('ambient-host', 'ambient-host', "Istio ambient's node-side kubelet probe SNAT rules and ipsets (run against the node's namespace)", AMBIENT_HOST_INPUTS);
   addTraceCommand(program, docsLine('trace-and-verify'), (flags) => {
     chosen = { command: 'trace', flags };

@@ -101,6 +101,10 @@ function parseArgv(argv: readonly string[], deps: CliDeps): ParsedCommand | unde
 
 /** The meshcap command: argv (without node and script) → exit code. Never exits the process itself. */
 export async function runMeshcap(argv: readonly string[], deps: CliDeps): Promise<number> {
+  if (argv[0] === 'install-cni') {
+    const { runInstallCni } = await import('./install-cni.js');
+    return runInstallCni(argv.slice(1), { ...deps, selfExecutable: process.versions['bun'] === undefined ? undefined : process.execPath });
+  }
   let log: Logger | undefined;
   try {
     const parsed = parseArgv(argv, deps);

@@ -36,7 +36,7 @@ describe('concurrency', () => {
         execa(file, args, {
           reject: false,
           input: JSON.stringify({ ...conf, prevResult: { cniVersion: '1.0.0', ips: [{ address: `198.51.100.${i + 2}/24` }] } }),
-          env: { CNI_COMMAND: 'ADD', CNI_CONTAINERID: `pod${i}`, CNI_NETNS: pod.path, CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni', CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod${i}` },
+          env: { CNI_COMMAND: 'ADD', CNI_CONTAINERID: `pod${i}`, CNI_NETNS: pod.path, CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni', CNI_ARGS: '' },
         }),
       ),
     );

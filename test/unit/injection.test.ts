@@ -56,7 +56,7 @@ describe('injection through flags and env vars', () => {
 });
 
 describe('injection through CNI config fields and pod annotations', () => {
-  const ENV = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c0ffee', CNI_NETNS: '/proc/self/ns/net', CNI_IFNAME: 'eth0', CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=web' };
+  const ENV = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c0ffee', CNI_NETNS: '/proc/self/ns/net', CNI_IFNAME: 'eth0', CNI_ARGS: '' }; // not a Kubernetes pod: the network opts it in, so every value is read
   const prevResult = { cniVersion: '1.0.0', ips: [{ address: '198.51.100.7/24' }] };
   const add = async (conf: Record<string, unknown>) => {
     const runner = recordingRunner();

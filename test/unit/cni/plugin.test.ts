@@ -18,7 +18,11 @@ function cleanNamespace(): Runner & { calls: string[] } {
   };
 }
 
-const ENV = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c0ffee', CNI_NETNS: '/proc/self/ns/net', CNI_IFNAME: 'eth0', CNI_PATH: '/opt/cni/bin', CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=web' };
+const ENV = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c0ffee', CNI_NETNS: '/proc/self/ns/net', CNI_IFNAME: 'eth0', CNI_PATH: '/opt/cni/bin', CNI_ARGS: 'IgnoreUnknown=1' };
+/** A Kubernetes pod as containerd describes it (CNI_ARGS), and an injected pod's status annotation. */
+const POD_ARGS = { CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=web;K8S_POD_UID=u1' };
+const INJECTED = { 'sidecar.istio.io/status': JSON.stringify({ initContainers: ['istio-validation'], containers: ['istio-proxy'] }) };
+const podAnnotations = (a: Record<string, string> | null) => ({ capabilities: { 'io.kubernetes.cri.pod-annotations': true }, runtimeConfig: { 'io.kubernetes.cri.pod-annotations': a } });
 const PREV_1 = { cniVersion: '1.0.0', interfaces: [{ name: 'eth0', sandbox: '/proc/self/ns/net' }], ips: [{ address: '198.51.100.7/24', interface: 0, gateway: '198.51.100.1' }], dns: {} };
 
 async function invoke(conf: Record<string, unknown>, env: Record<string, string | undefined> = {}, runner: Runner = cleanNamespace()) {
@@ -92,13 +96,13 @@ describe('ADD', () => {
 
   it('passes a pod that opts out by annotation through untouched', async () => {
     const runner = cleanNamespace();
-    const r = await invoke(conf({ runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { 'sidecar.istio.io/inject': 'false' } } }), {}, runner);
+    const r = await invoke(conf(podAnnotations({ ...INJECTED, 'sidecar.istio.io/inject': 'false' })), POD_ARGS, runner);
     expect(r.exitCode).toBe(0);
     expect(runner.calls).toEqual([]);
   });
 
   it('turns a bad annotation into a CNI error naming the annotation and the value', async () => {
-    const r = await invoke(conf({ runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { 'traffic.sidecar.istio.io/includeInboundPorts': '80 -j DROP' } } }));
+    const r = await invoke(conf(podAnnotations({ ...INJECTED, 'traffic.sidecar.istio.io/includeInboundPorts': '80 -j DROP' })), POD_ARGS);
     expect(r.exitCode).toBe(1);
     expect(r.json).toMatchObject({ code: 7 });
     expect(String(r.json?.['msg'])).toContain('annotation traffic.sidecar.istio.io/includeInboundPorts="80 -j DROP"');
@@ -194,6 +198,115 @@ describe('DEL, CHECK, STATUS, GC', () => {
     expect(calls.find((c) => c.cmd === 'ipset -exist restore')?.input).toBe('del istio-inpod-probes-v4 198.51.100.8\n');
   });
 });
+
+/** A runner whose namespace holds meshcap's sidecar chains (nft), recording what it is fed. */
+function namespaceWithOurRules(): Runner & { calls: { cmd: string; input?: string }[] } {
+  const calls: { cmd: string; input?: string }[] = [];
+  const save = ['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':ISTIO_OUTPUT - [0:0]', ':ISTIO_REDIRECT - [0:0]', ':KUBE-X - [0:0]', '-A PREROUTING -j KUBE-X', '-A OUTPUT -p tcp -j ISTIO_OUTPUT', '-A ISTIO_OUTPUT -j ISTIO_REDIRECT', '-A ISTIO_REDIRECT -p tcp -j REDIRECT --to-ports 15001', 'COMMIT', ''].join('\n');
+  return {
+    calls,
+    async run(cmd, args, opts) {
+      calls.push({ cmd: [cmd, ...args].join(' '), ...(opts?.input ? { input: opts.input } : {}) });
+      if (cmd === 'iptables-nft-save') return ok(save);
+      if (cmd === 'ip') return ok('[]\n[]\n');
+      return ok();
+    },
+  };
+}
+
+describe('enrollment at ADD', () => {
+  it('accepts containerd\'s null annotations and leaves a pod without injection untouched', async () => {
+    const runner = cleanNamespace();
+    const r = await invoke(conf(podAnnotations(null)), POD_ARGS, runner);
+    expect(r.exitCode).toBe(0);
+    expect(runner.calls).toEqual([]);
+    expect(r.stderr).toContain('"reason":"no sidecar.istio.io/status annotation (the pod was not injected)","msg":"pod passes through untouched"');
+  });
+
+  it('captures an injected pod and logs the decision once with its reason', async () => {
+    const runner = cleanNamespace();
+    const r = await invoke(conf(podAnnotations(INJECTED)), POD_ARGS, runner);
+    expect(r.exitCode).toBe(0);
+    expect(runner.calls).toContain('iptables-nft-restore --noflush');
+    expect(r.stderr.match(/"msg":"pod enrolled"/g)).toHaveLength(1);
+  });
+
+  it('ignores sidecar.istio.io/inject "yes" with a warning', async () => {
+    const r = await invoke(conf(podAnnotations({ ...INJECTED, 'sidecar.istio.io/inject': 'yes' })), POD_ARGS);
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toContain('ignored sidecar.istio.io/inject=\\"yes\\"');
+  });
+
+  it('accepts ambient.istio.io/redirection "pending" on an ambient network', async () => {
+    const r = await invoke(conf({ mode: 'ambient', ...podAnnotations({ 'ambient.istio.io/redirection': 'pending' }) }), POD_ARGS);
+    expect(r.exitCode).toBe(0);
+    expect(r.stderr).toContain('"msg":"pod enrolled"');
+  });
+
+  it('fails ADD naming a status annotation that is not a JSON object', async () => {
+    const r = await invoke(conf(podAnnotations({ 'sidecar.istio.io/status': 'yes please' })), POD_ARGS);
+    expect(r.json).toMatchObject({ code: 7 });
+    expect(String(r.json?.['msg'])).toContain('invalid annotation sidecar.istio.io/status="yes please"');
+  });
+});
+
+describe('DEL never fails because of config or annotations', () => {
+  const DEL = { ...POD_ARGS, CNI_COMMAND: 'DEL' };
+
+  it('removes our chains and jumps by ownership, keeping the rules that are not ours', async () => {
+    const runner = namespaceWithOurRules();
+    const r = await invoke(conf(podAnnotations(INJECTED)), DEL, runner);
+    expect(r).toMatchObject({ exitCode: 0, stdout: '' });
+    const input = runner.calls.find((c) => c.cmd === 'iptables-nft-restore --noflush')?.input ?? '';
+    expect(input).toContain('-D OUTPUT -p tcp -j ISTIO_OUTPUT');
+    expect(input).toContain('-X ISTIO_REDIRECT');
+    expect(input).not.toContain('KUBE-X');
+  });
+
+  it('succeeds for the bad annotation that failed ADD, and still removes what is ours', async () => {
+    const runner = namespaceWithOurRules();
+    const r = await invoke(conf(podAnnotations({ ...INJECTED, 'traffic.sidecar.istio.io/excludeOutboundIPRanges': '10.0.0.0/33' })), DEL, runner);
+    expect(r.exitCode).toBe(0);
+    expect(runner.calls.some((c) => c.cmd === 'iptables-nft-restore --noflush')).toBe(true);
+  });
+
+  it('succeeds for a status annotation that is not JSON', async () => {
+    const r = await invoke(conf(podAnnotations({ 'sidecar.istio.io/status': '{' })), DEL, namespaceWithOurRules());
+    expect(r.exitCode).toBe(0);
+  });
+
+  it('succeeds for a config it cannot parse, removing by ownership', async () => {
+    const runner = namespaceWithOurRules();
+    const r = await invoke(conf({ proxy_uuid: 5, exclude_outbound_ports: 'x' }), DEL, runner);
+    expect(r).toMatchObject({ exitCode: 0, stdout: '' });
+    expect(r.stderr).toContain('config unreadable');
+    expect(runner.calls.some((c) => c.cmd === 'iptables-nft-restore --noflush')).toBe(true);
+  });
+
+  it('is a no-op for a pod the decision skipped', async () => {
+    const runner = namespaceWithOurRules();
+    const r = await invoke(conf(podAnnotations({ 'sidecar.istio.io/status': status(['istio-init'], ['istio-proxy']) })), DEL, runner);
+    expect(r.exitCode).toBe(0);
+    expect(runner.calls).toEqual([]);
+    expect(r.stderr).toContain('pod was not enrolled: nothing to remove');
+  });
+
+  it.each([['empty', ''], ['missing', undefined], ['not a namespace (already unmounted)', '/proc/self/cmdline']])('succeeds with a CNI_NETNS that is %s, touching nothing', async (_n, netns) => {
+    const runner = namespaceWithOurRules();
+    const r = await invoke(conf(podAnnotations(INJECTED)), { ...DEL, CNI_NETNS: netns }, runner);
+    expect(r).toMatchObject({ exitCode: 0, stdout: '' });
+    expect(runner.calls).toEqual([]);
+  });
+
+  it('CHECK of a skipped pod succeeds without looking at the namespace', async () => {
+    const runner = namespaceWithOurRules();
+    const r = await invoke(conf(podAnnotations(null)), { ...POD_ARGS, CNI_COMMAND: 'CHECK' }, runner);
+    expect(r).toMatchObject({ exitCode: 0, stdout: '' });
+    expect(runner.calls).toEqual([]);
+  });
+});
+
+const status = (initContainers: string[], containers: string[]) => JSON.stringify({ initContainers, containers });
 
 describe('convertResult', () => {
   it('round-trips a 0.4.0 result through 1.0.0', () => {

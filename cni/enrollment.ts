@@ -1,0 +1,103 @@
+import * as z from 'zod/mini';
+import { parseGoBool } from '../src/config/values.js';
+import { Annotation } from './options.js';
+import { CniCode, CniError } from './spec.js';
+
+/**
+ * Which pods meshcap-cni touches, from the pod's annotations alone (no API server): the first rule that
+ * matches wins (docs/cni-node.md, "Enrollment"). Pure: the caller logs the decision and its warnings.
+ */
+
+export const POD_ANNOTATIONS_CAPABILITY = 'io.kubernetes.cri.pod-annotations';
+
+export const EnrollAnnotation = {
+  status: 'sidecar.istio.io/status',
+  templates: 'inject.istio.io/templates',
+} as const;
+
+/** Templates whose proxy is not a capturing sidecar: `gateway` (a router), `grpc-agent` (DISABLE_ENVOY). */
+const NON_CAPTURING_TEMPLATES = new Set(['gateway', 'grpc-agent']);
+
+export interface EnrollmentInput {
+  readonly mode: 'sidecar' | 'ambient';
+  readonly excludeNamespaces: readonly string[];
+  /** K8S_POD_NAMESPACE / K8S_POD_NAME from CNI_ARGS ('' when absent). */
+  readonly namespace: string;
+  readonly podName: string;
+  /** The entry declares the pod-annotations capability. */
+  readonly declaresCapability: boolean;
+  /** The runtime's annotations: an object, `null` (a pod without annotations), or undefined (not passed). */
+  readonly annotations: Readonly<Record<string, string>> | null | undefined;
+}
+
+export type Enrollment =
+  | { readonly enrolled: true; readonly reason: string; readonly annotations: Readonly<Record<string, string>>; readonly warnings: readonly string[] }
+  | { readonly enrolled: false; readonly reason: string; readonly warnings: readonly string[] };
+
+const statusSchema = z.looseObject({
+  initContainers: z.optional(z.nullable(z.array(z.string()))),
+  containers: z.optional(z.nullable(z.array(z.string()))),
+});
+
+/** The container names the injector recorded in `sidecar.istio.io/status`; a value that is not such a JSON object fails ADD. */
+export function parseInjectionStatus(value: string): Set<string> {
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    json = undefined;
+  }
+  const r = statusSchema.safeParse(json);
+  if (typeof json !== 'object' || json === null || Array.isArray(json) || !r.success) {
+    throw new CniError(CniCode.invalidConfig, `invalid annotation ${EnrollAnnotation.status}=${JSON.stringify(value.slice(0, 120))}: must be a JSON object with "containers" and "initContainers" lists of names`);
+  }
+  return new Set([...(r.data.initContainers ?? []), ...(r.data.containers ?? [])]);
+}
+
+const skip = (reason: string, warnings: string[] = []): Enrollment => ({ enrolled: false, reason, warnings });
+
+function decideSidecar(ann: Readonly<Record<string, string>>): Enrollment {
+  const warnings: string[] = [];
+  const status = ann[EnrollAnnotation.status];
+  const containers = status === undefined ? undefined : parseInjectionStatus(status);
+  if (containers?.has('istio-init')) return skip(`istio-init in ${EnrollAnnotation.status} sets the rules itself`);
+  if (containers === undefined) return skip(`no ${EnrollAnnotation.status} annotation (the pod was not injected)`);
+  if (!containers.has('istio-proxy')) return skip(`no istio-proxy in ${EnrollAnnotation.status}`);
+  const templates = (ann[EnrollAnnotation.templates] ?? '').split(',').map((t) => t.trim());
+  const nonCapturing = templates.find((t) => NON_CAPTURING_TEMPLATES.has(t));
+  if (nonCapturing !== undefined) return skip(`${EnrollAnnotation.templates} names ${nonCapturing}`);
+  const inject = ann[Annotation.inject];
+  if (inject !== undefined) {
+    const v = parseGoBool(inject);
+    if (v.ok && !v.value) return skip(`${Annotation.inject} is ${JSON.stringify(inject)}`);
+    if (!v.ok) warnings.push(`ignored ${Annotation.inject}=${JSON.stringify(inject)}: not a boolean (as istio-cni does)`);
+  }
+  return { enrolled: true, reason: `istio-proxy in ${EnrollAnnotation.status}`, annotations: ann, warnings };
+}
+
+const REDIRECTION_ACCEPTED = new Set(['enabled', 'pending']);
+
+function decideAmbient(ann: Readonly<Record<string, string>>): Enrollment {
+  if (ann[EnrollAnnotation.status] !== undefined) return skip(`the pod has a sidecar (${EnrollAnnotation.status})`);
+  const redirection = ann[Annotation.redirection];
+  if (redirection === 'disabled') return skip(`${Annotation.redirection} is "disabled"`);
+  const warnings = redirection !== undefined && !REDIRECTION_ACCEPTED.has(redirection) ? [`ignored ${Annotation.redirection}=${JSON.stringify(redirection)}: not enabled, pending or disabled`] : [];
+  return { enrolled: true, reason: 'the ambient network enrolls every pod it does not exclude', annotations: ann, warnings };
+}
+
+/** The decision for one ADD (or DEL/CHECK), first match wins. Throws only for a status annotation that is not JSON. */
+export function decideEnrollment(input: EnrollmentInput): Enrollment {
+  const ann = input.annotations ?? {};
+  if (input.namespace === '' || input.podName === '') {
+    return { enrolled: true, reason: 'not a Kubernetes pod (no K8S_POD_NAMESPACE/K8S_POD_NAME): the network opts it in', annotations: ann, warnings: [] };
+  }
+  if (input.excludeNamespaces.includes(input.namespace)) return skip(`namespace ${input.namespace} is excluded`);
+  if (input.mode === 'ambient') return decideAmbient(ann);
+  if (input.annotations === undefined) {
+    const why = input.declaresCapability
+      ? 'the runtime passed no pod annotations'
+      : `the network entry does not declare the ${POD_ANNOTATIONS_CAPABILITY} capability`;
+    return skip(`${why}, so injection cannot be seen`, [`${why}: pod passes through untouched`]);
+  }
+  return decideSidecar(ann);
+}

@@ -1,0 +1,120 @@
+import type { Host } from '../src/config/host.js';
+import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
+import { createLogger, type LogSink, type Logger } from '../src/log.js';
+import { loadCommand } from '../src/cli/commands.js';
+import { applyPlan } from '../src/exec/apply.js';
+import { applyIpsets } from '../src/exec/ipsets.js';
+import { withNamespaceLock } from '../src/exec/lock.js';
+import { legacyHintFromProc } from '../src/exec/detect.js';
+import type { Family } from '../src/model/rule.js';
+import type { Runner } from '../src/exec/runner.js';
+import type { CniEnv, NetConf } from './config.js';
+import { decideEnrollment, POD_ANNOTATIONS_CAPABILITY, type Enrollment } from './enrollment.js';
+import { finish, hostOptions, originOf, type PluginOptions } from './options.js';
+import { CniCode, CniError, resultAddresses, type CniVersion } from './spec.js';
+
+/** What every CNI command shares: the plugin's dependencies, one call's context, errors, logging, the engine's options. */
+
+export interface PluginDeps {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly stdin: string;
+  readonly host: Host;
+  readonly stderr: LogSink;
+  /** Runner for a namespace; `undefined` is the plugin's own (the node's). */
+  readonly makeRunner: (netns: string | undefined) => Runner;
+  /** Appends a log line to the configured log_file. */
+  readonly appendLog?: (path: string, line: string) => void;
+}
+
+export interface PluginOutput {
+  readonly stdout: string;
+  readonly exitCode: number;
+}
+
+export const print = (obj: unknown) => `${JSON.stringify(obj, null, 4)}\n`;
+/** How long an ADD/DEL waits for another invocation working on the same namespace. */
+export const LOCK_WAIT_MS = 30_000;
+
+/** Turns an engine error into the CNI error the runtime shows, naming the config field or annotation. */
+export function toCniError(err: unknown, opts?: PluginOptions): CniError {
+  if (err instanceof CniError) return err;
+  if (err instanceof ConfigError) {
+    const where = opts ? originOf(opts, err.field) : err.field;
+    return new CniError(CniCode.invalidConfig, err.message.replace(err.field, where));
+  }
+  if (err instanceof CommandError) {
+    const code = err.hint?.includes('xtables lock') ? CniCode.tryAgainLater : CniCode.applyFailed;
+    return new CniError(code, err.message, err.stderr.trim() || undefined);
+  }
+  if (err instanceof LockBusyError) return new CniError(CniCode.tryAgainLater, err.message);
+  if (err instanceof EnvironmentError || err instanceof MeshcapError) return new CniError(CniCode.environment, err.message);
+  return new CniError(CniCode.internal, `internal error: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+export interface Invocation {
+  readonly env: CniEnv;
+  readonly conf: NetConf & { cniVersion: CniVersion };
+  readonly log: Logger;
+  readonly deps: PluginDeps;
+}
+
+const annotationsOf = (conf: NetConf) => conf.runtimeConfig?.[POD_ANNOTATIONS_CAPABILITY];
+
+/** The enrollment decision for this invocation (throws only for a status annotation that is not JSON). */
+export function enrollment(env: CniEnv, conf: NetConf): Enrollment {
+  return decideEnrollment({
+    mode: conf.mode,
+    excludeNamespaces: conf.exclude_namespaces,
+    namespace: env.args.get('K8S_POD_NAMESPACE') ?? '',
+    podName: env.args.get('K8S_POD_NAME') ?? '',
+    declaresCapability: conf.capabilities?.[POD_ANNOTATIONS_CAPABILITY] === true,
+    annotations: annotationsOf(conf),
+  });
+}
+
+export function load(inv: Invocation, opts: PluginOptions) {
+  try {
+    return loadCommand(opts.command, opts.flags, {}, inv.deps.host);
+  } catch (err) {
+    throw toCniError(err, opts);
+  }
+}
+
+/** Always converge (the plugin owns the namespace it sets up); /proc tells about legacy tables of our own
+ * (the node's) namespace, and for a pod's only whether the legacy module is loaded at all. */
+export const execOpts = (conf: NetConf, deps: PluginDeps, ownNamespace: boolean) => ({
+  reconcile: true,
+  forceApply: false,
+  forcedBackend: conf.force_iptables_binary,
+  legacyHint: (family: Family) => legacyHintFromProc(family, ownNamespace, (p) => deps.host.readText(p)),
+});
+
+/** Keeps the node's probe ipset in step with this pod's IPs (ambient, `probe_ipset: true`). */
+export async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Promise<void> {
+  const { conf, env, deps } = inv;
+  if (conf.mode !== 'ambient' || !conf.probe_ipset) return;
+  const ips = resultAddresses(conf.prevResult).join(',');
+  const opts = finish(hostOptions(conf), 'ambient-host', conf, undefined);
+  opts.flags[op === 'add' ? 'addPodIp' : 'removePodIp'] = ips;
+  const loaded = load(inv, opts).plan;
+  // Members carry the attachment as comment, so GC can find those whose pod is gone.
+  const plan = { ...loaded, ipsets: loaded.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) };
+  const runner = deps.makeRunner(undefined);
+  // The node's namespace is shared by every pod's ADD: one at a time there too.
+  await withNamespaceLock(undefined, LOCK_WAIT_MS, async () => {
+    if (op === 'add') await applyPlan(runner, plan, execOpts(conf, deps, true), inv.log);
+    else await applyIpsets(runner, plan);
+  });
+}
+
+export function makeLogger(conf: Pick<NetConf, 'log_file' | 'log_level'>, deps: PluginDeps): Logger {
+  const file = conf.log_file;
+  const sink: LogSink = {
+    write(chunk: string) {
+      deps.stderr.write(chunk);
+      if (file !== undefined) deps.appendLog?.(file, chunk);
+    },
+  };
+  return createLogger({ level: conf.log_level, format: 'json', sink, name: 'meshcap-cni' });
+}
+
