@@ -2,6 +2,8 @@
 export const ExitCode = {
   ok: 0,
   bug: 1,
+  /** precheck/lint: a finding at or above --fail-on (as diff or iptables -C answer "found"). */
+  findings: 1,
   config: 2,
   invariant: 3,
   command: 4,

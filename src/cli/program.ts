@@ -4,13 +4,11 @@ import { IGNORED_ISTIO_LOG_FLAGS, SIDECAR_INPUTS } from '../config/sidecar-input
 import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from '../config/ambient-inputs.js';
 import type { FlagValues } from '../config/sidecar.js';
 import { VERSION } from '../version.js';
+import { addCheckCommands, type CheckCommand } from './checks.js';
 
 export type CommandName = 'sidecar' | 'ambient' | 'ambient-host';
 
-export interface ParsedCommand {
-  readonly command: CommandName;
-  readonly flags: FlagValues;
-}
+export type ParsedCommand = { readonly command: CommandName; readonly flags: FlagValues } | CheckCommand;
 
 function toOption(spec: InputSpec): Option {
   const names = `${spec.short ? `-${spec.short}, ` : ''}--${spec.long}`;
@@ -79,6 +77,9 @@ export function buildProgram(write: { out: (s: string) => void; err: (s: string)
   // Parsed by src/cli/install-cni.ts (run.ts hands it over before this parser runs); listed here for --help.
   program.command('install-cni').description("install meshcap-cni into the node's CNI chain and keep it there (docs/cni-node.md)").helpOption(false).allowUnknownOption();
   sub('ambient-host', 'ambient-host', "Istio ambient's node-side kubelet probe SNAT rules and ipsets (run against the node's namespace)", AMBIENT_HOST_INPUTS);
+  addCheckCommands(program, (c) => {
+    chosen = c;
+  });
 
   return {
     parse(argv) {
