@@ -62,7 +62,7 @@ const PROXY_MODES = ['REDIRECT', 'TPROXY', 'NONE'];
 export function checkProxyConfig(v: string): string | undefined {
   let doc: unknown;
   try {
-    doc = parseYaml(v, { maxAliasCount: 10 });
+    doc = parseYaml(v, { maxAliasCount: 10, logLevel: 'error' });
   } catch (e) {
     return `not YAML or JSON: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`;
   }

@@ -48,7 +48,7 @@ function proxyConfig(annotations: Readonly<Record<string, string>>): Readonly<Re
   const text = annotations[Annotation.proxyConfig];
   if (text === undefined || checkProxyConfig(text) !== undefined) return {};
   try {
-    return asRecord(parseYaml(text, { maxAliasCount: 10 })) ?? {};
+    return asRecord(parseYaml(text, { maxAliasCount: 10, logLevel: 'error' })) ?? {};
   } catch {
     return {};
   }

@@ -52,7 +52,7 @@ function isCircular(value: unknown): boolean {
  * are resolved with yaml's alias limit (no "billion laughs"); the first syntax error throws, naming the line.
  */
 export function parseManifestText(file: string, text: string): ManifestDocument[] {
-  const docs = parseAllDocuments(text, { prettyErrors: true, strict: true, uniqueKeys: true });
+  const docs = parseAllDocuments(text, { prettyErrors: true, strict: true, uniqueKeys: true, logLevel: 'error' });
   // An empty stream is an empty list (yaml's EmptyStream).
   const list = [...docs];
   const out: ManifestDocument[] = [];
