@@ -1,15 +1,15 @@
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
-import { ConfigError, ExitCode } from '../errors.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { ConfigError, EnvironmentError, ExitCode } from '../errors.js';
 import type { Parsed } from '../model/cidr.js';
-import { parseEnum, parseId } from '../config/values.js';
+import { parseEnum, parseId, parsePath, parsePortList } from '../config/values.js';
 import { reachesThreshold, type Finding, type Severity } from '../analyze/findings.js';
 import { formatFindings, formatFindingsJson } from '../analyze/format.js';
 import type { CliDeps } from './run.js';
 
 /** `meshcap lint FILE...` and `meshcap precheck`: read-only checks that report findings. */
 
-export type CheckName = 'lint';
+export type CheckName = 'lint' | 'precheck';
 
 export interface CheckCommand {
   readonly command: CheckName;
@@ -39,6 +39,10 @@ export function addCheckCommands(program: Command, choose: (c: CheckCommand) => 
     .addOption(new Option('--cni', 'capture rules come from the CNI plugin (no istio-init)'))
     .addOption(new Option('--native-sidecars <when>', 'auto (kubelet ≥ 1.29: yes), true or false').default('auto'));
   lint.action((files: string[]) => choose({ command: 'lint', flags: lint.opts(), files }));
+  const precheck = common(program.command('precheck').description("check a live pod network namespace (read only): capture rules, listeners, processes, routing"))
+    .addOption(new Option('--netns <path>', 'the namespace: /proc/<pid>/ns/net or /run/netns/<name> (default: the current one)'))
+    .addOption(new Option('--port <ports>', "the app's inbound ports (default: every listening port inbound capture covers)"));
+  precheck.action(() => choose({ command: 'precheck', flags: precheck.opts(), files: [] }));
 }
 
 function flag<T>(flags: CheckCommand['flags'], name: string, parse: (s: string) => Parsed<T>): T {
@@ -62,13 +66,29 @@ function report(findings: readonly Finding[], json: boolean, failOn: Severity, o
   return reachesThreshold(findings, failOn) ? ExitCode.findings : ExitCode.ok;
 }
 
-/** Runs a check command; returns its exit code (0 clean, 1 a finding at or above --fail-on). */
-export async function runCheck(cmd: CheckCommand, deps: CliDeps): Promise<number> {
-  const failOn = flag(cmd.flags, '--fail-on', parseEnum(FAIL_ON));
-  const json = cmd.flags['json'] === true;
-  const proxyUid = flag(cmd.flags, '--proxy-uid', parseId);
-  const proxyGid = flag(cmd.flags, '--proxy-gid', parseId);
-  // The checks (and the yaml parser) are loaded only when a check runs: the apply path never parses them.
+interface Common {
+  readonly proxyUid: number;
+  readonly proxyGid: number;
+}
+
+async function runPrecheck(cmd: CheckCommand, common: Common, deps: CliDeps): Promise<{ findings: Finding[]; origin: string }> {
+  const given = cmd.flags['netns'];
+  const netns = given === undefined ? undefined : flag(cmd.flags, '--netns', parsePath);
+  const portsText = cmd.flags['port'];
+  const ports = portsText === undefined ? undefined : flag(cmd.flags, '--port', parsePortList);
+  if (netns !== undefined && !existsSync(netns)) throw new EnvironmentError(`network namespace ${netns} does not exist (--netns)`);
+  const [{ readNamespaceState }, { analyzeNamespace }, { createSpawnRunner }] = await Promise.all([
+    import('../inspect/namespace-state.js'),
+    import('../analyze/precheck/precheck.js'),
+    import('../exec/spawn-runner.js'),
+  ]);
+  const runner = (deps.makeRunner ?? createSpawnRunner)(netns);
+  const state = await readNamespaceState(runner, netns ?? '/proc/self/ns/net');
+  return { findings: analyzeNamespace(state, { ...common, ports }), origin: `netns ${netns ?? 'current'}` };
+}
+
+async function runLint(cmd: CheckCommand, common: Common): Promise<Finding[]> {
+  // The lint code (and the yaml parser) is loaded only when lint runs: the apply path never parses it.
   const [{ lintManifests }, { ManifestSyntaxError }] = await Promise.all([
     import('../analyze/lint/lint.js'),
     import('../analyze/lint/manifests.js'),
@@ -76,12 +96,20 @@ export async function runCheck(cmd: CheckCommand, deps: CliDeps): Promise<number
   const mode = flag(cmd.flags, '--mode', parseEnum(['sidecar', 'ambient'] as const));
   const nativeSidecars = flag(cmd.flags, '--native-sidecars', parseEnum(['auto', 'true', 'false'] as const));
   const files = cmd.files.map(readManifest);
-  let findings: Finding[];
   try {
-    findings = lintManifests(files, { proxyUid, proxyGid, mode, nativeSidecars, cni: cmd.flags['cni'] === true });
+    return lintManifests(files, { ...common, mode, nativeSidecars, cni: cmd.flags['cni'] === true });
   } catch (err) {
     if (err instanceof ManifestSyntaxError) throw new ConfigError(`manifest ${err.file === '-' ? 'stdin' : err.file}`, undefined, `line ${err.line}: ${err.reason}`);
     throw err;
   }
-  return report(findings, json, failOn, 'manifests', deps.stdout);
+}
+
+/** Runs a check command; returns its exit code (0 clean, 1 a finding at or above --fail-on). */
+export async function runCheck(cmd: CheckCommand, deps: CliDeps): Promise<number> {
+  const failOn = flag(cmd.flags, '--fail-on', parseEnum(FAIL_ON));
+  const json = cmd.flags['json'] === true;
+  const common = { proxyUid: flag(cmd.flags, '--proxy-uid', parseId), proxyGid: flag(cmd.flags, '--proxy-gid', parseId) };
+  if (cmd.command === 'lint') return report(await runLint(cmd, common), json, failOn, 'manifests', deps.stdout);
+  const { findings, origin } = await runPrecheck(cmd, common, deps);
+  return report(findings, json, failOn, origin, deps.stdout);
 }

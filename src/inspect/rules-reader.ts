@@ -39,7 +39,7 @@ export interface InspectedRules {
   readonly iptables: readonly BackendRules[];
   /** Tables of `nft list ruleset` (iptables-nft's own tables included); empty when nft is missing. */
   readonly nftTables: readonly NftTable[];
-  /** Saves that could not run, as `iptables-legacy-save: <first stderr line>`. */
+  /** Commands that could not run, as `iptables-legacy-save: <first stderr line>` (`nft: …` for nft). */
   readonly unreadable: readonly string[];
 }
 
@@ -84,6 +84,7 @@ export async function readCaptureRules(runner: Runner): Promise<InspectedRules> 
     if (s.result.exitCode === 0) iptables.push(toBackendRules(s.backend, s.family, parseSave(s.result.stdout)));
     else unreadable.push(`${s.cmd}: ${firstLine(s.result.stderr) || `exit ${s.result.exitCode}`}`);
   }
+  if (nft.exitCode !== 0) unreadable.push(`nft: ${firstLine(nft.stderr) || `exit ${nft.exitCode}`}`);
   return { iptables, nftTables: nft.exitCode === 0 ? parseNftTables(nft.stdout) : [], unreadable };
 }
 
