@@ -61,6 +61,15 @@ describe.each(['legacy', 'nft'] as const)('precheck of a sidecar pod on iptables
     expect((await precheck(t.pod)).codes).toEqual([]);
   });
 
+  it('MCP002: reports iptables rules next to a native nftables mesh table, until the table is gone', async () => {
+    await t.pod.run('nft', ['add', 'table', 'inet', 'istio-proxy-nat']);
+    const run = await precheck(t.pod);
+    expect(run.codes).toEqual(['MCP002']);
+    expect(run.findings[0]?.message).toBe(`capture rules present in both iptables-${backend} and native nftables (inet istio-proxy-nat); evaluation order between backends decides which applies`);
+    await t.pod.run('nft', ['delete', 'table', 'inet', 'istio-proxy-nat']);
+    expect((await precheck(t.pod)).codes).toEqual([]);
+  });
+
   it('MCP003: reports a foreign RETURN ahead of the capture jump, until it is deleted', async () => {
     const rule = ['-t', 'nat', '-I', 'OUTPUT', '1', '-p', 'tcp', '--dport', '5432', '-j', 'RETURN'];
     await ipt(4, rule);
