@@ -10,6 +10,8 @@ export interface Finding {
   readonly message: string;
   /** lint: the manifest file, the workload kind and name, the container. */
   readonly file?: string;
+  /** lint: the line the workload's document starts on. */
+  readonly line?: number;
   readonly kind?: string;
   readonly name?: string;
   readonly namespace?: string;

@@ -9,7 +9,7 @@ type Describe = ReturnType<typeof describeCode<Code>>;
 
 export function locate(ctx: PodContext, d: Describe, container?: string): Finding {
   const w = ctx.workload;
-  return { ...d, file: w.file, kind: w.kind, name: w.name, ...(w.namespace === undefined ? {} : { namespace: w.namespace }), ...(container === undefined ? {} : { container }) };
+  return { ...d, file: w.file, line: w.line, kind: w.kind, name: w.name, ...(w.namespace === undefined ? {} : { namespace: w.namespace }), ...(container === undefined ? {} : { container }) };
 }
 
 /** Ports the sidecar listens on or reserves (operator-tools.md §1.4), and ztunnel's ports in an ambient pod. */

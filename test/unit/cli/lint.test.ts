@@ -30,7 +30,7 @@ describe('meshcap lint', () => {
     const res = await runCli(['lint', '--json', file]);
     expect(res.code).toBe(1);
     expect(JSON.parse(res.stdout)).toEqual({
-      findings: [{ code: 'MCL002', severity: 'error', message: 'container redis runs with gid 1337, which capture exempts', file, kind: 'StatefulSet', name: 'cache', container: 'redis' }],
+      findings: [{ code: 'MCL002', severity: 'error', message: 'container redis runs with gid 1337, which capture exempts', file, line: 2, kind: 'StatefulSet', name: 'cache', container: 'redis' }],
     });
   });
 
