@@ -19,10 +19,12 @@ export interface NamespaceState {
  * namespace — after the commands, so none of ours is counted; meshcap itself is left out.
  */
 export async function readNamespaceState(runner: Runner, netnsPath: string): Promise<NamespaceState> {
-  const [rules, listeners, routing] = await Promise.all([readCaptureRules(runner), readListeners(runner), readRouting(runner)]);
+  // Rules first: when no backend can be read, that is the error to report (not a later `ip` failure).
+  const rules = await readCaptureRules(runner);
   if (rules.iptables.length === 0 && rules.unreadable.some((u) => u.startsWith('nft:'))) {
     throw new CommandError({ command: 'iptables-save (legacy and nft) and nft list ruleset', exitCode: undefined, stderr: rules.unreadable.join('; '), hint: 'install iptables and nftables, and run with NET_ADMIN in the namespace' });
   }
+  const [listeners, routing] = await Promise.all([readListeners(runner), readRouting(runner)]);
   const processes = readNamespaceProcesses(namespaceInode(netnsPath), [process.pid]);
   return { rules, listeners, routing, processes };
 }
