@@ -3,25 +3,11 @@ import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from '../src/config/ambient-input
 import type { InputSpec } from '../src/config/sources.js';
 import type { CommandName } from '../src/cli/program.js';
 import { splitList } from '../src/config/values.js';
+import { Annotation } from '../src/config/annotations.js';
 import type { NetConf } from './config.js';
 
-/** Istio's pod annotations that meshcap-cni maps to options (istio-ambient-cni.md §10). */
-export const Annotation = {
-  inject: 'sidecar.istio.io/inject',
-  interceptionMode: 'sidecar.istio.io/interceptionMode',
-  includeOutboundIPRanges: 'traffic.sidecar.istio.io/includeOutboundIPRanges',
-  excludeOutboundIPRanges: 'traffic.sidecar.istio.io/excludeOutboundIPRanges',
-  includeInboundPorts: 'traffic.sidecar.istio.io/includeInboundPorts',
-  excludeInboundPorts: 'traffic.sidecar.istio.io/excludeInboundPorts',
-  includeOutboundPorts: 'traffic.sidecar.istio.io/includeOutboundPorts',
-  excludeOutboundPorts: 'traffic.sidecar.istio.io/excludeOutboundPorts',
-  excludeInterfaces: 'traffic.sidecar.istio.io/excludeInterfaces',
-  kubevirtInterfaces: 'traffic.sidecar.istio.io/kubevirtInterfaces',
-  rerouteVirtualInterfaces: 'istio.io/reroute-virtual-interfaces',
-  redirection: 'ambient.istio.io/redirection',
-  dnsCapture: 'ambient.istio.io/dns-capture',
-  bypassInboundCapture: 'ambient.istio.io/bypass-inbound-capture',
-} as const;
+/** The annotation names live in src/config/annotations.ts (meshcap lint checks the same ones). */
+export { Annotation };
 
 /** Ports istio-cni always adds to the inbound exclusions: the agent, health and Prometheus ports. */
 const ALWAYS_EXCLUDED_INBOUND = '15020,15021,15090';

@@ -1,10 +1,13 @@
 /** Exit codes of both entry points (see README "Exit codes"). */
 export const ExitCode = {
   ok: 0,
-  /** A check command (`--verify`; later `precheck`, `lint`) found something, as `diff` and `iptables -C` exit 1. */
-  found: 1,
   /** A bug: stderr says "internal error". */
   bug: 1,
+  /**
+   * A check command found something, as `diff` and `iptables -C` answer "found": `--verify` (the namespace
+   * differs), precheck/lint (a finding at or above --fail-on). A bug also exits 1 but says "internal error".
+   */
+  findings: 1,
   config: 2,
   invariant: 3,
   command: 4,

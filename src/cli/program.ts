@@ -6,12 +6,14 @@ import type { FlagValues } from '../config/sidecar.js';
 import { VERSION } from '../version.js';
 import type { TraceFlags } from '../config/trace.js';
 import { addTraceCommand, addVerifyOptions } from './trace-command.js';
+import { addCheckCommands, type CheckCommand } from './checks.js';
 
 export type CommandName = 'sidecar' | 'ambient' | 'ambient-host';
 
 export type ParsedCommand =
   | { readonly command: CommandName; readonly flags: FlagValues; readonly check: { readonly verify: boolean; readonly json: boolean } }
-  | { readonly command: 'trace'; readonly flags: TraceFlags };
+  | { readonly command: 'trace'; readonly flags: TraceFlags }
+  | CheckCommand;
 
 function toOption(spec: InputSpec): Option {
   const names = `${spec.short ? `-${spec.short}, ` : ''}--${spec.long}`;
@@ -84,6 +86,9 @@ export function buildProgram(write: { out: (s: string) => void; err: (s: string)
   sub('ambient-host', 'ambient-host', "Istio ambient's node-side kubelet probe SNAT rules and ipsets (run against the node's namespace)", AMBIENT_HOST_INPUTS);
   addTraceCommand(program, docsLine('trace-and-verify'), (flags) => {
     chosen = { command: 'trace', flags };
+  });
+  addCheckCommands(program, (c) => {
+    chosen = c;
   });
 
   return {

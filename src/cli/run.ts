@@ -11,6 +11,7 @@ import { countingRunner, type Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
 import { buildProgram, type ParsedCommand } from './program.js';
 import { loadCommand, type Loaded } from './commands.js';
+import { runCheck } from './checks.js';
 
 /** How long a run waits for another meshcap working on the same namespace (as iptables' --wait=30). */
 const LOCK_WAIT_MS = 30_000;
@@ -113,6 +114,7 @@ export async function runMeshcap(argv: readonly string[], deps: CliDeps): Promis
       await (await import('./trace.js')).runTrace(parsed.flags, deps);
       return ExitCode.ok;
     }
+    if ('files' in parsed) return await runCheck(parsed, deps);
     const loaded = loadCommand(parsed.command, parsed.flags, deps.env, deps.host);
     const { settings } = loaded;
     log = createLogger({ level: levelFromIstio(settings.logOutputLevel), format: settings.logFormat, sink: deps.stderr }).child({ mode: parsed.command });

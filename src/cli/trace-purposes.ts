@@ -37,7 +37,7 @@ export function buildPurposeLookup(layout: 'sidecar' | 'ambient'): (r: Inspected
   // The layouts share spellings (`-A OUTPUT -j ISTIO_OUTPUT`): only the traced layout's configs name purposes.
   for (const argv of CATALOGUE.filter((a) => (a[0]?.startsWith('ambient') ? 'ambient' : 'sidecar') === layout)) {
     const parsed = program.parse(reorder(argv));
-    if (parsed === undefined || parsed.command === 'trace') continue;
+    if (parsed === undefined || parsed.command === 'trace' || 'files' in parsed) continue;
     const { plan } = loadCommand(parsed.command, parsed.flags, {}, quietHost);
     for (const family of plan.families) {
       for (const rule of rulesFor(appliedRules(plan), family)) {

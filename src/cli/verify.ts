@@ -24,5 +24,5 @@ export async function runVerify({ settings, plan }: Loaded, json: boolean, log: 
   log.info({ equal, missing: drift.missing.length, unexpected: drift.unexpected.length }, 'verified');
   if (json) deps.stdout.write(formatDriftJson(drift));
   else if (!equal) deps.stdout.write(`${formatDriftLines(drift).join('\n')}\n`);
-  return equal ? ExitCode.ok : ExitCode.found;
+  return equal ? ExitCode.ok : ExitCode.findings;
 }

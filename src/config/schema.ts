@@ -25,7 +25,8 @@ function parseMode(s: string): Parsed<'REDIRECT' | 'TPROXY'> {
   return { ok: false, reason: 'must be "REDIRECT" or "TPROXY" (Istio silently treats anything else as REDIRECT)' };
 }
 
-function parseExcludeCidrs(s: string): Parsed<Cidr[]> {
+/** An exclude list: CIDRs, never "*" (the CLI's -x and the excludeOutboundIPRanges annotation). */
+export function parseExcludeCidrs(s: string): Parsed<Cidr[]> {
   if (s.split(',').includes('*')) return { ok: false, reason: '"*" cannot be excluded' };
   return parseCidrList(s);
 }

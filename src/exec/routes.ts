@@ -49,7 +49,8 @@ interface Observed {
   loAddresses: string[];
 }
 
-async function runBatch(runner: Runner, family: Family, lines: readonly string[], json: boolean): Promise<string> {
+/** Runs `ip [-j] -batch -` for one family; a failure is a CommandError. */
+export async function runBatch(runner: Runner, family: Family, lines: readonly string[], json: boolean): Promise<string> {
   const args = [...famFlag(family), ...(json ? ['-j'] : []), '-batch', '-'];
   const r = await runner.run('ip', args, { input: `${lines.join('\n')}\n` });
   if (r.exitCode !== 0) {

@@ -6,7 +6,7 @@ import { fakeHost } from './cli.js';
 
 function load(argv: readonly string[], env: Record<string, string>) {
   const parsed = buildProgram({ out: () => undefined, err: () => undefined }).parse(argv);
-  if (parsed === undefined || parsed.command === 'trace') throw new Error('no apply command parsed');
+  if (parsed === undefined || 'files' in parsed || parsed.command === 'trace') throw new Error('no rule-installing command parsed');
   return loadCommand(parsed.command, parsed.flags, env, fakeHost());
 }
 

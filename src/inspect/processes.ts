@@ -1,0 +1,62 @@
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+
+/** A process in the namespace, with the ids the owner match sees (the fs ids) and the sockets it holds. */
+export interface ProcessInfo {
+  readonly pid: number;
+  readonly comm: string;
+  readonly uid: number;
+  readonly fsuid: number;
+  readonly gid: number;
+  readonly fsgid: number;
+  /** Inodes of the sockets among its open files. */
+  readonly sockets: readonly number[];
+}
+
+/** `Uid:` and `Gid:` of /proc/<pid>/status: real, effective, saved and fs ids. */
+export function parseStatusIds(text: string): { uid: number; fsuid: number; gid: number; fsgid: number } | undefined {
+  const ids = (key: string) => /^(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$/.exec(text.match(new RegExp(`^${key}:\\s*(.*)$`, 'm'))?.[1]?.trim() ?? '');
+  const u = ids('Uid');
+  const g = ids('Gid');
+  if (u === null || g === null) return undefined;
+  return { uid: Number(u[1]), fsuid: Number(u[4]), gid: Number(g[1]), fsgid: Number(g[4]) };
+}
+
+function tryRead<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    // The process ended while we looked, or it is not ours to read: it is simply not listed.
+    return undefined;
+  }
+}
+
+/** The namespace's identity: the inode of its nsfs file (`/proc/<pid>/ns/net`, `/run/netns/<name>`). */
+export function namespaceInode(path: string): number {
+  return statSync(path).ino;
+}
+
+function socketsOf(proc: string, pid: number): number[] {
+  const fds = tryRead(() => readdirSync(`${proc}/${pid}/fd`)) ?? [];
+  return fds.flatMap((fd) => {
+    const m = /^socket:\[(\d+)\]$/.exec(tryRead(() => readlinkSync(`${proc}/${pid}/fd/${fd}`)) ?? '');
+    return m ? [Number(m[1])] : [];
+  });
+}
+
+/**
+ * Every process whose network namespace is `inode` (the same /proc/<pid>/ns/net), read from /proc without
+ * entering anything. `exclude` leaves out pids (meshcap itself).
+ */
+export function readNamespaceProcesses(inode: number, exclude: readonly number[] = [], proc = '/proc'): ProcessInfo[] {
+  const out: ProcessInfo[] = [];
+  for (const entry of readdirSync(proc)) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (exclude.includes(pid) || tryRead(() => statSync(`${proc}/${pid}/ns/net`).ino) !== inode) continue;
+    const ids = parseStatusIds(tryRead(() => readFileSync(`${proc}/${pid}/status`, 'utf8')) ?? '');
+    const comm = tryRead(() => readFileSync(`${proc}/${pid}/comm`, 'utf8'))?.replace(/\n$/, '');
+    if (ids === undefined || comm === undefined) continue;
+    out.push({ pid, comm, ...ids, sockets: socketsOf(proc, pid) });
+  }
+  return out;
+}
