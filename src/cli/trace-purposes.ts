@@ -2,7 +2,7 @@ import type { Host } from '../config/host.js';
 import { formatSaveSpec } from '../render/spec.js';
 import { rulesFor } from '../model/chains.js';
 import { parseRuleSpec, tokenize } from '../inspect/rule-spec.js';
-import type { InspectedClause, InspectedRule } from '../inspect/types.js';
+import type { InspectedClause, ParsedRule } from '../inspect/types.js';
 import { appliedRules } from '../model/ownership.js';
 import { buildProgram } from './program.js';
 import { loadCommand } from './commands.js';
@@ -20,7 +20,7 @@ const CATALOGUE: readonly (readonly string[])[] = [
 const quietHost: Host = { readText: () => undefined, interfaceAddresses: () => [] };
 
 /** A rule's shape without its values: which clauses (and negations) lead to which target. */
-function shapeOf(r: Pick<InspectedRule, 'family' | 'table' | 'chain' | 'match' | 'target'>): string {
+function shapeOf(r: Pick<ParsedRule, 'family' | 'table' | 'chain' | 'match' | 'target'>): string {
   const clause = (c: InspectedClause) => `${c.k}${'not' in c && c.not ? '!' : ''}${'dir' in c ? `:${String(c.dir)}` : ''}${'kind' in c ? `:${c.kind}` : ''}${c.k === 'in' || c.k === 'out' ? `:${c.iface}` : ''}`;
   const t = r.target;
   return [r.table, r.chain, ...r.match.map(clause), t.k === 'jump' ? t.chain : t.k].join(' ');
@@ -30,7 +30,7 @@ function shapeOf(r: Pick<InspectedRule, 'family' | 'table' | 'chain' | 'match' |
  * Names the purpose of a rule meshcap makes (`skip-proxy-owner`, `redirect-outbound`), from the rules of
  * representative configs: the exact rule first, then a rule of the same shape with other values.
  */
-export function buildPurposeLookup(layout: 'sidecar' | 'ambient'): (r: InspectedRule) => string | undefined {
+export function buildPurposeLookup(layout: 'sidecar' | 'ambient'): (r: ParsedRule) => string | undefined {
   const exact = new Map<string, string>();
   const shapes = new Map<string, string>();
   const program = buildProgram({ out: () => undefined, err: () => undefined });

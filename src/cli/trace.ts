@@ -5,7 +5,7 @@ import { LOOPBACK, inCidr, type Packet } from '../trace/packet.js';
 import { traceFlow, type Flow } from '../trace/walk.js';
 import { formatTrace, formatTraceJson, type Layout } from '../trace/describe.js';
 import { parseSaveText } from '../inspect/save-text.js';
-import type { InspectedTable, Ruleset } from '../inspect/types.js';
+import type { ParsedTable, Ruleset } from '../inspect/types.js';
 import { cidr, type Cidr } from '../model/cidr.js';
 import { formatAddress } from '../render/inet.js';
 import type { Runner } from '../exec/runner.js';
@@ -16,7 +16,7 @@ const LOOPBACK_NETS = { ipv4: cidr('127.0.0.0/8'), ipv6: cidr('::1/128') } as co
 
 /** What the walk needs besides the packet: the family's tables, sets, and the route the kernel would pick. */
 interface Sources {
-  readonly tables: readonly InspectedTable[];
+  readonly tables: readonly ParsedTable[];
   readonly sets: ReadonlyMap<string, readonly Cidr[]> | undefined;
   readonly route: { readonly dev: string; readonly src: Cidr | undefined; readonly local: boolean } | undefined;
   readonly notes: readonly string[];
@@ -35,7 +35,7 @@ function readDump(file: string, stdin: () => string): Ruleset {
   return rs;
 }
 
-function setNames(tables: readonly InspectedTable[]): string[] {
+function setNames(tables: readonly ParsedTable[]): string[] {
   const names = tables.flatMap((t) => t.rules.flatMap((r) => r.match.flatMap((c) => (c.k === 'set' ? [typeof c.name === 'string' ? c.name : ''] : c.k === 'set-match' ? [c.name] : []))));
   return [...new Set(names)];
 }

@@ -2,7 +2,7 @@ import type { Cidr } from '../model/cidr.js';
 import { isPerFamily, type AddressValue, type Clause, type Family, type Rule, type Table, type Target } from '../model/rule.js';
 import { formatCanonicalCidr } from '../render/inet.js';
 import { isModelClause } from './rule-spec.js';
-import type { InspectedClause, InspectedRule, InspectedTarget } from './types.js';
+import type { InspectedClause, ParsedRule, InspectedTarget } from './types.js';
 
 /** A rule reduced to what the kernel keeps of it: the form both the model and the parser compare in. */
 export interface KernelRule {
@@ -77,7 +77,7 @@ export function toKernelRule(rule: Pick<Rule, 'table' | 'chain'> & { readonly ma
 const MODEL_TARGETS = new Set(['jump', 'redirect', 'set-mark', 'connmark', 'connmark-set', 'tproxy', 'snat', 'ct-zone']);
 
 /** A parsed rule as a model rule (family-specific, appended), when every clause and the target are the model's. */
-export function asModelRule(r: InspectedRule, purpose = ''): Rule | undefined {
+export function asModelRule(r: ParsedRule, purpose = ''): Rule | undefined {
   if (!r.match.every(isModelClause) || !MODEL_TARGETS.has(r.target.k)) return undefined;
   return { family: r.family, table: r.table, chain: r.chain, op: { k: 'append' }, match: r.match as Clause[], target: r.target as Target, purpose };
 }

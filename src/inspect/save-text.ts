@@ -1,14 +1,14 @@
 import type { Family } from '../model/cidr.js';
 import type { Table } from '../model/rule.js';
 import { parseRuleSpec, tokenize } from './rule-spec.js';
-import type { InspectedChain, InspectedRule, InspectedTable, Ruleset } from './types.js';
+import type { ParsedChain, ParsedRule, ParsedTable, Ruleset } from './types.js';
 
 const TABLES = new Set<string>(['filter', 'nat', 'mangle', 'raw']);
 
 interface Block {
   family: Family | undefined;
   table: string;
-  chains: InspectedChain[];
+  chains: ParsedChain[];
   lines: { chain: string; tokens: string[] }[];
   seenV6: boolean;
   seenV4: boolean;
@@ -31,7 +31,7 @@ function noteAddresses(block: Block, tokens: readonly string[]): void {
   });
 }
 
-function finishBlock(b: Block, section: Family | undefined, seen: Set<string>): InspectedTable | undefined {
+function finishBlock(b: Block, section: Family | undefined, seen: Set<string>): ParsedTable | undefined {
   if (!TABLES.has(b.table)) return undefined;
   // No header: the addresses tell, and a table seen again in the same text is the other family's.
   let family: Family = section ?? (b.seenV6 && !b.seenV4 ? 'ipv6' : 'ipv4');
@@ -40,7 +40,7 @@ function finishBlock(b: Block, section: Family | undefined, seen: Set<string>): 
   const table = b.table as Table;
   const names = new Set(b.chains.map((c) => c.name));
   const count = new Map<string, number>();
-  const rules = b.lines.map(({ chain, tokens }): InspectedRule => {
+  const rules = b.lines.map(({ chain, tokens }): ParsedRule => {
     const position = (count.get(chain) ?? 0) + 1;
     count.set(chain, position);
     const { match, target } = parseRuleSpec(tokens, names);
@@ -56,7 +56,7 @@ function finishBlock(b: Block, section: Family | undefined, seen: Set<string>): 
  * Never throws: lines it cannot place are listed in `problems`.
  */
 export function parseSaveText(text: string): Ruleset {
-  const tables: InspectedTable[] = [];
+  const tables: ParsedTable[] = [];
   const problems: string[] = [];
   const seen = new Set<string>();
   let section: Family | undefined;

@@ -35,7 +35,7 @@ export type ExtraTarget =
 export type InspectedTarget = Target | ExtraTarget;
 
 /** One rule as the kernel holds it, with the text iptables-save printed for it. */
-export interface InspectedRule {
+export interface ParsedRule {
   readonly family: Family;
   readonly table: Table;
   readonly chain: string;
@@ -47,30 +47,30 @@ export interface InspectedRule {
   readonly spec: string;
 }
 
-export interface InspectedChain {
+export interface ParsedChain {
   readonly name: string;
   /** ACCEPT / DROP for builtin chains; undefined for user chains (`-`). */
   readonly policy: string | undefined;
 }
 
-export interface InspectedTable {
+export interface ParsedTable {
   readonly family: Family;
   readonly table: Table;
-  readonly chains: readonly InspectedChain[];
-  readonly rules: readonly InspectedRule[];
+  readonly chains: readonly ParsedChain[];
+  readonly rules: readonly ParsedRule[];
 }
 
 /** Every table of every family a save text holds, in the order printed. */
 export interface Ruleset {
-  readonly tables: readonly InspectedTable[];
+  readonly tables: readonly ParsedTable[];
   /** Lines the parser could not place (`line N: …`). */
   readonly problems: readonly string[];
 }
 
-export function tableOf(rs: Ruleset, family: Family, table: Table): InspectedTable | undefined {
+export function tableOf(rs: Ruleset, family: Family, table: Table): ParsedTable | undefined {
   return rs.tables.find((t) => t.family === family && t.table === table);
 }
 
-export function ruleText(r: InspectedRule): string {
+export function ruleText(r: ParsedRule): string {
   return `-A ${r.chain} ${r.spec}`.trimEnd();
 }

@@ -1,5 +1,5 @@
 import type { Table } from '../model/rule.js';
-import type { InspectedRule, InspectedTable } from '../inspect/types.js';
+import type { ParsedRule, ParsedTable } from '../inspect/types.js';
 import { ruleText } from '../inspect/types.js';
 import { evaluateMatch } from './match.js';
 import { LOOPBACK, type Packet, type TraceEnv } from './packet.js';
@@ -12,16 +12,16 @@ export type HookOutcome =
   | { readonly k: 'unknown'; readonly verdict: Verdict };
 
 export interface HookContext {
-  readonly table: InspectedTable;
+  readonly table: ParsedTable;
   readonly hook: string;
   readonly env: TraceEnv;
-  readonly purposeOf: (r: InspectedRule) => string | undefined;
+  readonly purposeOf: (r: ParsedRule) => string | undefined;
   readonly record: (s: Step) => void;
 }
 
 const MAX_STEPS = 10_000;
 
-function unknownAt(r: InspectedRule, reason: string): HookOutcome {
+function unknownAt(r: ParsedRule, reason: string): HookOutcome {
   return { k: 'unknown', verdict: { k: 'unknown', table: r.table, chain: r.chain, rule: ruleText(r), reason } };
 }
 
@@ -30,7 +30,7 @@ const xmark = (value: number, mark: number, mask: number) => ((value & ~mask) ^ 
 type Effect = { k: 'continue'; packet: Packet } | { k: 'enter'; chain: string; goto: boolean; packet: Packet } | { k: 'return'; packet: Packet } | HookOutcome;
 
 /** A target's effect on the packet and on the walk. */
-function applyTarget(r: InspectedRule, p: Packet, ctx: HookContext): Effect {
+function applyTarget(r: ParsedRule, p: Packet, ctx: HookContext): Effect {
   const t = r.target;
   const chains = new Set(ctx.table.chains.map((c) => c.name));
   switch (t.k) {
@@ -81,7 +81,7 @@ function applyTarget(r: InspectedRule, p: Packet, ctx: HookContext): Effect {
  * chains, RETURN and the end of a user chain back to the caller, the end of the builtin chain to its policy.
  */
 export function walkHook(packet: Packet, ctx: HookContext): HookOutcome {
-  const byChain = new Map<string, InspectedRule[]>();
+  const byChain = new Map<string, ParsedRule[]>();
   for (const r of ctx.table.rules) byChain.set(r.chain, [...(byChain.get(r.chain) ?? []), r]);
   const policy = ctx.table.chains.find((c) => c.name === ctx.hook)?.policy ?? 'ACCEPT';
   const stack: { chain: string; next: number }[] = [{ chain: ctx.hook, next: 0 }];

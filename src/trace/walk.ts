@@ -1,6 +1,6 @@
 import type { Family } from '../model/cidr.js';
 import type { Table } from '../model/rule.js';
-import type { InspectedRule, InspectedTable } from '../inspect/types.js';
+import type { ParsedRule, ParsedTable } from '../inspect/types.js';
 import { walkHook } from './chain-walk.js';
 import type { Packet, TraceEnv } from './packet.js';
 import type { Step, TraceResult, Verdict } from './result.js';
@@ -30,7 +30,7 @@ interface Walked {
   readonly end: Verdict | undefined;
 }
 
-function walkPath(hooks: readonly Hook[], start: Packet, tables: readonly InspectedTable[], env: TraceEnv, purposeOf: (r: InspectedRule) => string | undefined, path: Step[], capture0: Verdict | undefined): Walked {
+function walkPath(hooks: readonly Hook[], start: Packet, tables: readonly ParsedTable[], env: TraceEnv, purposeOf: (r: ParsedRule) => string | undefined, path: Step[], capture0: Verdict | undefined): Walked {
   let packet = start;
   let capture = capture0;
   for (const [name, hook] of hooks) {
@@ -51,7 +51,7 @@ function walkPath(hooks: readonly Hook[], start: Packet, tables: readonly Inspec
  * over one family's rules: outbound through OUTPUT and POSTROUTING and, for a local destination (or after a
  * REDIRECT), back in on lo; inbound through PREROUTING and INPUT. Pure.
  */
-export function traceFlow(flow: Flow, tables: readonly InspectedTable[], env: TraceEnv, purposeOf: (r: InspectedRule) => string | undefined = () => undefined): TraceResult {
+export function traceFlow(flow: Flow, tables: readonly ParsedTable[], env: TraceEnv, purposeOf: (r: ParsedRule) => string | undefined = () => undefined): TraceResult {
   const family: Family = flow.packet.family;
   const path: Step[] = [];
   const finish = (w: Walked): TraceResult => ({ family, path, verdict: w.end ?? w.capture ?? { k: 'pass' } });
