@@ -9,6 +9,8 @@ import { buildAmbientPlan } from '../model/ambient/build.js';
 import { buildAmbientHostPlan } from '../model/ambient/host.js';
 import type { Plan } from '../model/plan.js';
 import type { CommandName } from './program.js';
+import type { NftRenderOptions } from '../render/nft-transaction.js';
+import { checkNftGroups, checkNftInterfaces } from '../config/nft.js';
 
 /** What the generic driver needs from any command's config. */
 export interface CommonSettings {
@@ -32,6 +34,15 @@ export interface Loaded {
   readonly plan: Plan;
   /** Sidecar-only extras (DRY_RUN_FILE_PATH, validation). */
   readonly sidecar?: ReturnType<typeof loadSidecarConfig>;
+  /** Set with --native-nftables: the rules go into `inet` tables through one nft transaction. */
+  readonly nft?: NftRenderOptions;
+}
+
+function checkSidecarNftInputs(cfg: ReturnType<typeof loadSidecarConfig>): void {
+  checkNftInterfaces('--istio-exclude-interfaces', cfg.excludeInterfaces);
+  checkNftInterfaces('--kube-virt-interfaces', cfg.kubeVirtInterfaces);
+  checkNftGroups('ISTIO_OUTBOUND_OWNER_GROUPS', cfg.ownerGroupsInclude);
+  checkNftGroups('ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE', cfg.ownerGroupsExclude);
 }
 
 /** flags + env → validated config → plan, for each command. */
@@ -39,19 +50,21 @@ export function loadCommand(command: CommandName, flags: FlagValues, env: Env, h
   switch (command) {
     case 'sidecar': {
       const cfg = loadSidecarConfig(flags, env, host);
-      return { settings: { ...cfg, finalSaves: true, notes: describeIgnoredInputs(cfg) }, plan: buildSidecarPlan(cfg), sidecar: cfg };
+      if (cfg.nativeNftables) checkSidecarNftInputs(cfg);
+      const loaded = { settings: { ...cfg, finalSaves: true, notes: describeIgnoredInputs(cfg) }, plan: buildSidecarPlan(cfg), sidecar: cfg };
+      return cfg.nativeNftables ? { ...loaded, nft: { mode: 'sidecar' } } : loaded;
     }
     case 'ambient': {
       const cfg = loadAmbientConfig(flags, env, host);
       const settings = { ...cfg, forceApply: false, finalSaves: false, notes: [] };
-      return { settings, plan: buildAmbientPlan(cfg) };
+      return { settings, plan: buildAmbientPlan(cfg), ...(cfg.nativeNftables ? { nft: { mode: 'ambient' as const } } : {}) };
     }
     case 'ambient-host': {
       const cfg = loadAmbientHostConfig(flags, env, host);
       // The node-side chain is ours alone (exact ownership), so every apply converges, as Istio's agent
       // deletes and re-creates its host rules at every start.
       const settings = { ...cfg, reconcile: true, forceApply: false, finalSaves: false, notes: [] };
-      return { settings, plan: buildAmbientHostPlan(cfg) };
+      return { settings, plan: buildAmbientHostPlan(cfg), ...(cfg.nativeNftables ? { nft: { mode: 'ambient-host' as const, kubeletUid: cfg.kubeletUid } } : {}) };
     }
   }
 }

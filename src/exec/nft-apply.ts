@@ -1,0 +1,65 @@
+import { CommandError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { NftMode } from '../model/nft/layout.js';
+import type { Plan } from '../model/plan.js';
+import { renderNftApply, renderNftCleanup } from '../render/nft-apply.js';
+import { buildNftTables, type NftRenderOptions } from '../render/nft-transaction.js';
+import { applyRouting, removeRouting } from './routes.js';
+import { NOT_FOUND, type Runner } from './runner.js';
+
+export interface NftReport {
+  readonly backend: 'nftables';
+  readonly tables: readonly string[];
+  /** iptables-nft chains of Istio's found next to our tables (both would act on the same packets). */
+  readonly iptablesChains: readonly string[];
+}
+
+/** `list chains` at the end of the same nft run reports the namespace's chains without another process. */
+const LIST_CHAINS = 'list chains\n';
+
+async function runNft(runner: Runner, text: string): Promise<string> {
+  const r = await runner.run('nft', ['-f', '-'], { input: text });
+  if (r.exitCode !== 0) {
+    const hint = r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : 'nft transactions are atomic: nothing was changed';
+    throw new CommandError({ command: 'nft -f -', exitCode: r.exitCode, stderr: r.stderr, hint });
+  }
+  return r.stdout;
+}
+
+/** Istio's iptables chains (ISTIO_*) in `ip`/`ip6` tables, as `nft list chains` prints iptables-nft's tables. */
+export function findIptablesCaptureChains(listing: string): string[] {
+  const found: string[] = [];
+  let table = '';
+  for (const line of listing.split('\n')) {
+    const t = /^table (ip6?) (\S+) \{/.exec(line);
+    if (t) table = `${t[1]} ${t[2]}`;
+    else if (/^table /.test(line)) table = '';
+    const c = /^\tchain (ISTIO_\S+) \{/.exec(line);
+    if (c && table !== '') found.push(`${table} ${c[1]}`);
+  }
+  return found;
+}
+
+/**
+ * Applies a plan as native nftables: ONE `nft -f -` holding every table of both families (atomic: all or
+ * nothing), then the policy routing exactly as iptables mode does. In a pod namespace the same run lists
+ * the chains, so iptables capture rules next to ours are reported without another process.
+ */
+export async function applyNftPlan(runner: Runner, plan: Plan, opts: NftRenderOptions, log: Logger): Promise<NftReport> {
+  const blocks = buildNftTables(plan, opts);
+  const check = opts.mode !== 'ambient-host';
+  const out = await runNft(runner, renderNftApply(opts.mode, plan, blocks) + (check ? LIST_CHAINS : ''));
+  const iptablesChains = check ? findIptablesCaptureChains(out) : [];
+  if (iptablesChains.length > 0) {
+    log.warn({ chains: iptablesChains }, 'iptables capture rules are present next to the native nftables tables: both act on the same packets');
+  }
+  await applyRouting(runner, plan);
+  return { backend: 'nftables', tables: blocks.map((b) => b.layout.name), iptablesChains };
+}
+
+/** `--cleanup-only --native-nftables`: deletes exactly the mode's tables (one transaction), then its routing. */
+export async function cleanupNftPlan(runner: Runner, plan: Plan, mode: NftMode): Promise<NftReport> {
+  await runNft(runner, renderNftCleanup(mode));
+  await removeRouting(runner, plan);
+  return { backend: 'nftables', tables: [], iptablesChains: [] };
+}
