@@ -8,6 +8,10 @@ import { meshcapIn } from '../helpers/meshcap.js';
 import { createNetns, deleteNetns, requireRoot, type Netns } from '../helpers/netns.js';
 import { nftListing } from '../helpers/nft.js';
 import { entryCommand } from '../helpers/paths.js';
+import { planFor } from '../helpers/plan.js';
+import type { Plan } from '../../src/model/plan.js';
+import { renderNftApply } from '../../src/render/nft-apply.js';
+import { buildNftTables } from '../../src/render/nft-transaction.js';
 
 requireRoot();
 
@@ -121,5 +125,18 @@ describe('native nftables lifecycle in a throwaway namespace', () => {
     expect(r.stderr).not.toMatch(/iptables capture rules/);
     expect(r.stderr).toMatch(/"msg":"applied"/);
     expect(r.stderr).toMatch(/"processes":1[,}]/);
+  });
+
+  it("replaces a reused pod IP's comment in the probe set, where a bare add element keeps the old one", async () => {
+    const base = planFor(['ambient-host', NFT, '--kubelet-uid', '0', '--ipv6', 'off', '--add-pod-ip', '192.0.2.5']);
+    const commented = (comment: string): Plan => ({ ...base, ipsets: base.ipsets.map((s) => ({ ...s, add: s.add.map((a) => ({ ...a, comment })) })) });
+    for (const comment of ['pod-a/eth0', 'pod-b/eth0']) {
+      const plan = commented(comment);
+      await ns!.run('nft', ['-f', '-'], { input: renderNftApply('ambient-host', plan, buildNftTables(plan, { mode: 'ambient-host', kubeletUid: 0 })) });
+    }
+    expect(await nftListing(ns!)).toContain('elements = { 192.0.2.5 comment "pod-b/eth0" }');
+    // The kernel fact behind the bug (istio-nftables.md §5): upstream's bare `add element` keeps the comment.
+    await ns!.run('nft', ['-f', '-'], { input: 'add element inet istio-ambient-nat istio-inpod-probes-v4 { 192.0.2.5 comment "pod-c/eth0" }\n' });
+    expect(await nftListing(ns!)).toContain('elements = { 192.0.2.5 comment "pod-b/eth0" }');
   });
 });
