@@ -38,6 +38,12 @@ export interface Loaded {
   readonly nft?: NftRenderOptions;
 }
 
+/** iptables-only switches that native mode accepts and does not need: every nft apply converges. */
+function describeNftIgnored(cfg: { reconcile: boolean; forceApply: boolean; forceIptablesBinary: string | undefined }): string[] {
+  const given = [cfg.reconcile && '--reconcile', cfg.forceApply && '--force-apply', cfg.forceIptablesBinary !== undefined && '--force-iptables-binary'].filter((x): x is string => typeof x === 'string');
+  return given.length === 0 ? [] : [`${given.join(', ')} ha${given.length === 1 ? 's' : 've'} no effect with --native-nftables: every apply replaces our tables in one transaction`];
+}
+
 function checkSidecarNftInputs(cfg: ReturnType<typeof loadSidecarConfig>): void {
   checkNftInterfaces('--istio-exclude-interfaces', cfg.excludeInterfaces);
   checkNftInterfaces('--kube-virt-interfaces', cfg.kubeVirtInterfaces);
@@ -51,7 +57,8 @@ export function loadCommand(command: CommandName, flags: FlagValues, env: Env, h
     case 'sidecar': {
       const cfg = loadSidecarConfig(flags, env, host);
       if (cfg.nativeNftables) checkSidecarNftInputs(cfg);
-      const loaded = { settings: { ...cfg, finalSaves: true, notes: describeIgnoredInputs(cfg) }, plan: buildSidecarPlan(cfg), sidecar: cfg };
+      const notes = [...describeIgnoredInputs(cfg), ...(cfg.nativeNftables ? describeNftIgnored(cfg) : [])];
+      const loaded = { settings: { ...cfg, finalSaves: true, notes }, plan: buildSidecarPlan(cfg), sidecar: cfg };
       return cfg.nativeNftables ? { ...loaded, nft: { mode: 'sidecar' } } : loaded;
     }
     case 'ambient': {
