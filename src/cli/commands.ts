@@ -47,8 +47,8 @@ function describeNftIgnored(cfg: { reconcile: boolean; forceApply: boolean; forc
 function checkSidecarNftInputs(cfg: ReturnType<typeof loadSidecarConfig>): void {
   checkNftInterfaces('--istio-exclude-interfaces', cfg.excludeInterfaces);
   checkNftInterfaces('--kube-virt-interfaces', cfg.kubeVirtInterfaces);
-  checkNftGroups('ISTIO_OUTBOUND_OWNER_GROUPS', cfg.ownerGroupsInclude);
-  checkNftGroups('ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE', cfg.ownerGroupsExclude);
+  checkNftGroups('env ISTIO_OUTBOUND_OWNER_GROUPS', cfg.ownerGroupsInclude);
+  checkNftGroups('env ISTIO_OUTBOUND_OWNER_GROUPS_EXCLUDE', cfg.ownerGroupsExclude);
 }
 
 /** flags + env → validated config → plan, for each command. */

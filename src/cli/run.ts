@@ -27,22 +27,26 @@ export interface CliDeps {
   readonly makeRunner?: (netns: string | undefined) => Runner;
 }
 
-/** The two dry-run texts: Istio's (its framing, or its nft transaction) and what the kernel would list. */
-function dryRunTexts({ settings, plan, nft }: Loaded): { istio: string; save: string } {
+/**
+ * The two dry-run texts, made on demand: Istio's (its framing, or its nft transaction) and what the kernel
+ * would list (the save format needs resolved groups; Istio's text does not).
+ */
+function dryRunTexts({ settings, plan, nft }: Loaded): { istio: () => string; save: () => string } {
   if (nft !== undefined) {
-    if (settings.cleanupOnly) return { istio: renderNftCleanup(nft.mode), save: '' };
+    if (settings.cleanupOnly) return { istio: () => renderNftCleanup(nft.mode), save: () => '' };
     const blocks = buildNftTables(plan, nft);
-    return { istio: renderNftIstio(blocks), save: renderNftListing(blocks, nft.mode === 'ambient-host' ? probeSets(plan) : []) };
+    return { istio: () => renderNftIstio(blocks), save: () => renderNftListing(blocks, nft.mode === 'ambient-host' ? probeSets(plan) : []) };
   }
   // After a cleanup an empty namespace holds none of our rules: the save format prints nothing.
-  if (settings.cleanupOnly) return { istio: renderIstioCleanupDryRun(plan), save: '' };
-  return { istio: renderIstioDryRun(plan, { finalSaves: settings.finalSaves }), save: renderSaveDryRun(plan) };
+  if (settings.cleanupOnly) return { istio: () => renderIstioCleanupDryRun(plan), save: () => '' };
+  return { istio: () => renderIstioDryRun(plan, { finalSaves: settings.finalSaves }), save: () => renderSaveDryRun(plan) };
 }
 
 function dryRun(loaded: Loaded, log: Logger, out: LogSink): void {
   const { settings, plan, sidecar } = loaded;
   log.info({ families: plan.families, rules: plan.rules.length, ipv6: settings.ipv6Reason, backend: loaded.nft ? 'nftables' : 'iptables' }, 'planned rules');
-  const { istio, save } = dryRunTexts(loaded);
+  const texts = dryRunTexts(loaded);
+  const istio = texts.istio();
   const file = sidecar?.dryRunFilePath;
   if (file !== undefined) {
     try {
@@ -51,7 +55,7 @@ function dryRun(loaded: Loaded, log: Logger, out: LogSink): void {
       throw new EnvironmentError(`cannot write DRY_RUN_FILE_PATH ${file}: ${(err as Error).message}`, { cause: err });
     }
   }
-  out.write(settings.dryRunFormat === 'istio' ? istio : save);
+  out.write(settings.dryRunFormat === 'istio' ? istio : texts.save());
 }
 
 async function execute({ settings, plan, sidecar, nft }: Loaded, log: Logger, deps: CliDeps): Promise<void> {
