@@ -3,7 +3,7 @@ import type { Host } from '../src/config/host.js';
 import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
 import { createLogger, type LogSink, type Logger } from '../src/log.js';
 import { loadCommand } from '../src/cli/commands.js';
-import { applyPlan, checkPlan, cleanupPlan } from '../src/exec/apply.js';
+import { applyLoaded, checkLoaded, cleanupLoaded } from '../src/exec/engine.js';
 import { applyIpsets, collectIpsetGarbage } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
 import { legacyHintFromProc } from '../src/exec/detect.js';
@@ -91,13 +91,14 @@ async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Promise<vo
   const ips = resultAddresses(conf.prevResult).join(',');
   const opts = finish(hostOptions(conf), 'ambient-host', conf, undefined);
   opts.flags[op === 'add' ? 'addPodIp' : 'removePodIp'] = ips;
-  const loaded = load(inv, opts).plan;
+  const loaded = load(inv, opts);
   // Members carry the attachment as comment, so GC can find those whose pod is gone.
-  const plan = { ...loaded, ipsets: loaded.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) };
+  const plan = { ...loaded.plan, ipsets: loaded.plan.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) };
   const runner = deps.makeRunner(undefined);
   // The node's namespace is shared by every pod's ADD: one at a time there too.
   await withNamespaceLock(undefined, LOCK_WAIT_MS, async () => {
-    if (op === 'add') await applyPlan(runner, plan, execOpts(conf, deps, true), inv.log);
+    // Native nftables changes the set elements in the same transaction as the node's rules.
+    if (op === 'add' || loaded.nft !== undefined) await applyLoaded(runner, { plan, nft: loaded.nft }, execOpts(conf, deps, true), inv.log);
     else await applyIpsets(runner, plan);
   });
 }
@@ -113,9 +114,9 @@ async function add(inv: Invocation): Promise<string> {
     log.info({ reason }, 'pod passes through untouched');
   } else {
     const opts = podOptions(inv);
-    const { plan } = load(inv, opts);
-    const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false), log));
-    log.info({ mode: conf.mode, families: report.families, container: env.containerId }, 'applied');
+    const loaded = load(inv, opts);
+    const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false), log));
+    log.info({ mode: conf.mode, ...report, container: env.containerId }, 'applied');
     await syncProbeIpset(inv, 'add');
   }
   return print(convertResult(prev, conf.cniVersion));
@@ -129,9 +130,9 @@ async function del(inv: Invocation): Promise<string> {
     log.info({ netns: env.netns }, 'namespace already gone: nothing to remove');
     return '';
   }
-  const { plan } = load(inv, podOptions(inv));
-  const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => cleanupPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false), log));
-  log.info({ mode: conf.mode, families: report.families }, 'removed');
+  const loaded = load(inv, podOptions(inv));
+  const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => cleanupLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false), log));
+  log.info({ mode: conf.mode, ...report }, 'removed');
   return '';
 }
 
@@ -141,21 +142,25 @@ async function check(inv: Invocation): Promise<string> {
   if (conf.prevResult === undefined) throw new CniError(CniCode.invalidConfig, 'CHECK needs prevResult');
   if (skipped(inv) !== undefined) return '';
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
-  const { plan } = load(inv, podOptions(inv));
-  const differences = await checkPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false));
+  const differences = await checkLoaded(deps.makeRunner(env.netns), load(inv, podOptions(inv)), execOpts(conf, deps, false));
   if (differences.length > 0) throw new CniError(CniCode.checkFailed, `the namespace does not hold exactly meshcap's rules: ${differences.slice(0, 3).join('; ')}`, differences.join('\n'));
   return '';
 }
 
 async function status(inv: Invocation): Promise<string> {
-  const r = await inv.deps.makeRunner(undefined).run('iptables-restore', ['--version']);
-  if (r.exitCode !== 0) throw new CniError(CniCode.notAvailable, 'iptables-restore is not usable on this node', r.stderr.trim() || undefined);
+  const tool = inv.conf.native_nftables ? 'nft' : 'iptables-restore';
+  const r = await inv.deps.makeRunner(undefined).run(tool, ['--version']);
+  if (r.exitCode !== 0) throw new CniError(CniCode.notAvailable, `${tool} is not usable on this node`, r.stderr.trim() || undefined);
   return '';
 }
 
 async function gc(inv: Invocation): Promise<string> {
   const { conf, log } = inv;
   if (conf.mode !== 'ambient' || !conf.probe_ipset) return '';
+  if (conf.native_nftables) {
+    log.info('native nftables: probe set garbage collection is not implemented; DEL removes each pod\'s elements');
+    return '';
+  }
   const valid = new Set((conf['cni.dev/valid-attachments'] ?? []).map((a) => `${a.containerID}/${a.ifname}`));
   const { plan } = load(inv, finish(hostOptions(conf), 'ambient-host', conf, undefined));
   const removed = await collectIpsetGarbage(inv.deps.makeRunner(undefined), plan, valid);

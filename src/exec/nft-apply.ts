@@ -4,7 +4,10 @@ import type { NftMode } from '../model/nft/layout.js';
 import type { Plan } from '../model/plan.js';
 import { renderNftApply, renderNftCleanup } from '../render/nft-apply.js';
 import { buildNftTables, type NftRenderOptions } from '../render/nft-transaction.js';
-import { applyRouting, removeRouting } from './routes.js';
+import { applyRouting, removeRouting, routingPresent } from './routes.js';
+import { diffNftState } from '../analyze/nft-drift.js';
+import { renderNftListing } from '../render/nft-listing.js';
+import { ownedNftTables } from '../model/nft/layout.js';
 import { NOT_FOUND, type Runner } from './runner.js';
 
 export interface NftReport {
@@ -62,4 +65,17 @@ export async function cleanupNftPlan(runner: Runner, plan: Plan, mode: NftMode):
   await runNft(runner, renderNftCleanup(mode));
   await removeRouting(runner, plan);
   return { backend: 'nftables', tables: [], iptablesChains: [] };
+}
+
+/**
+ * What differs between the namespace and this plan in native mode (CNI CHECK, verify): our tables against
+ * the save-format dry-run, Istio's iptables chains next to them, and the routing. Empty when it matches.
+ * Pod modes only: the node side's sets hold every pod's elements, which no single plan predicts.
+ */
+export async function checkNftPlan(runner: Runner, plan: Plan, opts: NftRenderOptions): Promise<string[]> {
+  const r = await runner.run('nft', ['-s', 'list', 'ruleset']);
+  if (r.exitCode !== 0) throw new CommandError({ command: 'nft -s list ruleset', exitCode: r.exitCode, stderr: r.stderr, hint: r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : undefined });
+  const expected = renderNftListing(buildNftTables(plan, opts));
+  const rules = diffNftState(expected, r.stdout, ownedNftTables(opts.mode), findIptablesCaptureChains(r.stdout));
+  return [...rules, ...(await routingPresent(runner, plan)).map((m) => `${m} is missing`)];
 }
