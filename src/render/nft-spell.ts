@@ -49,43 +49,60 @@ function ambientMark(r: Rule, c: ClauseOf<'mark'>, family: Family): NftWord {
   return W.maskedMark(what, c.mark, c.mask ?? 0xffffffff, { not: c.not ?? false, gap });
 }
 
-function matchWords(r: Rule, ctx: SpellContext): NftWord[] | null {
-  const out: NftWord[] = [];
+/** Whether Istio writes `meta l4proto tcp` for this rule (always before a bare tcp rule; per rule before a port). */
+function writesL4(r: Rule, ctx: SpellContext, hasPort: boolean, hasAddr: boolean): boolean {
   const proto = find(r, 'proto')?.proto;
-  const port = portWord(r);
-  const addrs = r.match.filter((c): c is ClauseOf<'src' | 'dst'> => c.k === 'src' || c.k === 'dst');
+  if (proto === undefined) return find(r, 'conntrack') !== undefined; // nft's drop-invalid is TCP-only
+  if (proto !== 'tcp' || !hasPort) return proto === 'tcp';
+  if (ctx.mode !== 'sidecar') return false;
+  return !(BARE_TCP_PORT.has(r.purpose) || (r.purpose === 'redirect-dns' && hasAddr));
+}
+
+/** The mark and connmark compares, in the rule's mode's spelling. */
+function markWords(r: Rule, ctx: SpellContext): { mark?: NftWord | undefined; connmark?: NftWord | undefined } {
+  const mark = find(r, 'mark');
+  const connmark = find(r, 'connmark');
+  return {
+    mark: mark && (ctx.mode === 'sidecar' ? W.mark(mark.mark, mark.not) : ambientMark(r, mark, ctx.family)),
+    connmark: connmark && (connmark.mask === undefined ? W.ctMark(connmark.mark) : W.maskedMark('ct mark and', connmark.mark, connmark.mask)),
+  };
+}
+
+/** The node side's kubelet-UID match and probe-set lookup (nft has no `--socket-exists`). */
+function probeSetWords(ctx: SpellContext): NftWord[] {
+  if (ctx.kubeletUid === undefined) throw new PlanError('the node-side nft rule needs the kubelet UID');
+  return [W.owner('uid', { text: String(ctx.kubeletUid), id: ctx.kubeletUid }), W.addrSet(ctx.family, PROBE_SETS[ctx.family].name)];
+}
+
+/**
+ * The match words in Istio's order: interfaces, `meta l4proto`, addresses, ct state, port, owners, marks —
+ * except the raw DNS-zone rules (port first) and ambient's UDP DNS redirect (mark before port).
+ */
+function matchWords(r: Rule, ctx: SpellContext): NftWord[] | null {
   const addrWords: NftWord[] = [];
-  for (const c of addrs) {
+  for (const c of r.match) {
+    if (c.k !== 'src' && c.k !== 'dst') continue;
     const w = address(c, ctx.family);
     if (w === null) return null;
     addrWords.push(w);
   }
-  for (const c of r.match) if (c.k === 'in' || c.k === 'out') out.push(W.iface(c.k, c.iface, c.not));
-  const bare = ctx.mode === 'sidecar' ? BARE_TCP_PORT.has(r.purpose) || (r.purpose === 'redirect-dns' && addrWords.length > 0) : port !== undefined;
+  const port = portWord(r);
   const conntrack = find(r, 'conntrack');
-  if ((proto === 'tcp' && !(bare && port)) || (conntrack && proto === undefined)) out.push(W.l4('tcp'));
-  const owners = r.match.filter((c): c is ClauseOf<'owner'> => c.k === 'owner').map((c) => W.owner(c.kind, c.id, { not: c.not ?? false, meta: r.table === 'raw' }));
-  const mark = find(r, 'mark');
-  const connmark = find(r, 'connmark');
-  const markWord = mark && (ctx.mode === 'sidecar' ? W.mark(mark.mark, mark.not) : ambientMark(r, mark, ctx.family));
-  const connmarkWord = connmark && (connmark.mask === undefined ? W.ctMark(connmark.mark) : W.maskedMark('ct mark and', connmark.mark, connmark.mask));
+  const { mark, connmark } = markWords(r, ctx);
   const portFirst = PORT_FIRST.has(r.purpose);
+  const markFirst = r.purpose === 'redirect-dns-udp';
+  const out: NftWord[] = [];
+  for (const c of r.match) if (c.k === 'in' || c.k === 'out') out.push(W.iface(c.k, c.iface, c.not));
+  if (writesL4(r, ctx, port !== undefined, addrWords.length > 0)) out.push(W.l4('tcp'));
   if (portFirst && port) out.push(port);
   out.push(...addrWords);
   if (conntrack) out.push(W.ctState(conntrack.states));
-  // Ambient's UDP DNS redirect puts the mark before the port.
-  const markFirst = r.purpose === 'redirect-dns-udp';
-  if (markFirst && markWord) out.push(markWord);
+  if (markFirst && mark) out.push(mark);
   if (!portFirst && port) out.push(port);
-  const set = find(r, 'set');
-  if (set) {
-    if (ctx.kubeletUid === undefined) throw new PlanError('the node-side nft rule needs the kubelet UID');
-    out.push(W.owner('uid', { text: String(ctx.kubeletUid), id: ctx.kubeletUid }));
-    out.push(W.addrSet(ctx.family, PROBE_SETS[ctx.family].name));
-  }
-  out.push(...owners);
-  if (markWord && !markFirst) out.push(markWord);
-  if (connmarkWord) out.push(connmarkWord);
+  if (find(r, 'set')) out.push(...probeSetWords(ctx));
+  for (const c of r.match) if (c.k === 'owner') out.push(W.owner(c.kind, c.id, { not: c.not ?? false, meta: r.table === 'raw' }));
+  if (mark && !markFirst) out.push(mark);
+  if (connmark) out.push(connmark);
   return out;
 }
 
