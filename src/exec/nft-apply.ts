@@ -5,7 +5,7 @@ import type { Plan } from '../model/plan.js';
 import { renderNftApply, renderNftCleanup } from '../render/nft-apply.js';
 import { buildNftTables, type NftRenderOptions } from '../render/nft-transaction.js';
 import { applyRouting, removeRouting, routingPresent } from './routes.js';
-import { diffNftState } from '../analyze/nft-drift.js';
+import { diffNftState, splitNftTables } from '../analyze/nft-drift.js';
 import { renderNftListing } from '../render/nft-listing.js';
 import { ownedNftTables } from '../model/nft/layout.js';
 import { NOT_FOUND, type Runner } from './runner.js';
@@ -43,20 +43,41 @@ export function findIptablesCaptureChains(listing: string): string[] {
   return found;
 }
 
+/** Our tables as `nft list ruleset` prints them now (counters included): nft reads that text back as is. */
+async function snapshotOwned(runner: Runner, mode: NftMode): Promise<string> {
+  const r = await runner.run('nft', ['list', 'ruleset']);
+  if (r.exitCode !== 0) throw new CommandError({ command: 'nft list ruleset', exitCode: r.exitCode, stderr: r.stderr, hint: r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : undefined });
+  const tables = splitNftTables(r.stdout);
+  return ownedNftTables(mode).flatMap((name) => tables.get(`inet ${name}`) ?? []).join('\n');
+}
+
+const needsRouting = (plan: Plan) => plan.ipRules.length + plan.routes.length + plan.addresses.length > 0;
+
 /**
  * Applies a plan as native nftables: ONE `nft -f -` holding every table of both families (atomic: all or
  * nothing), then the policy routing exactly as iptables mode does. In a pod namespace the same run lists
- * the chains, so iptables capture rules next to ours are reported without another process.
+ * the chains, so iptables capture rules next to ours are reported without another process. A plan with
+ * routing first reads our tables (one `nft list ruleset`), so that a routing failure puts them back.
  */
 export async function applyNftPlan(runner: Runner, plan: Plan, opts: NftRenderOptions, log: Logger): Promise<NftReport> {
   const blocks = buildNftTables(plan, opts);
   const check = opts.mode !== 'ambient-host';
+  const before = needsRouting(plan) ? await snapshotOwned(runner, opts.mode) : undefined;
   const out = await runNft(runner, renderNftApply(opts.mode, plan, blocks) + (check ? LIST_CHAINS : ''));
   const iptablesChains = check ? findIptablesCaptureChains(out) : [];
   if (iptablesChains.length > 0) {
     log.warn({ chains: iptablesChains }, 'iptables capture rules are present next to the native nftables tables: both act on the same packets');
   }
-  await applyRouting(runner, plan);
+  try {
+    await applyRouting(runner, plan);
+  } catch (err) {
+    if (before !== undefined) {
+      // One transaction again: our tables as they were before this run (none, if there were none).
+      await runNft(runner, `${renderNftCleanup(opts.mode)}${before === '' ? '' : `${before}\n`}`);
+      log.warn({ tables: ownedNftTables(opts.mode) }, 'routing failed: put the nft tables back as they were');
+    }
+    throw err;
+  }
   return { backend: 'nftables', tables: blocks.map((b) => b.layout.name), iptablesChains };
 }
 

@@ -113,6 +113,24 @@ describe('native nftables lifecycle in a throwaway namespace', () => {
     expect(await nftListing(ns!)).toBe(before);
   });
 
+  it('puts the previous tables back when the routing step fails after the nft transaction', async () => {
+    await applied(ns!, SMALL);
+    const before = await nftListing(ns!);
+    const dir = mkdtempSync(join(tmpdir(), 'mcnftip-'));
+    try {
+      // An ip that answers the routing look-ups (-j) and refuses every change, as a kernel without the rights would.
+      const real = (await execa('sh', ['-c', 'command -v ip'])).stdout.trim();
+      writeFileSync(join(dir, 'ip'), `#!/bin/sh\ncase " $* " in *" -j "*) exec ${real} "$@";; esac\ncat >/dev/null; echo 'RTNETLINK answers: Operation not permitted' >&2; exit 2\n`);
+      chmodSync(join(dir, 'ip'), 0o755);
+      const r = await meshcapIn(ns!, BIG, { PATH: `${dir}:${process.env['PATH'] ?? ''}` });
+      expect(r.exitCode).toBe(4);
+      expect(r.stderr).toMatch(/put the nft tables back as they were/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(await nftListing(ns!)).toBe(before);
+  });
+
   it('warns when iptables capture rules and the native tables are both present', async () => {
     await applied(ns!, ['-p', '15001', '-z', '15006', '-u', '1337', '-b', '*', '-i', '*', '--ipv6', 'off', '--force-iptables-binary', 'nft']);
     const r = await applied(ns!, SMALL);

@@ -40,7 +40,9 @@ describe('meshcap-cni ADD with native_nftables', () => {
   it('uses the redirect layout for ambient when the config names no inbound layout', async () => {
     const r = await add({ mode: 'ambient' });
     expect(r.exitCode).toBe(0);
-    expect(r.runner.calls[0]?.input).toContain('redirect to :15006');
+    // Ambient routes: our tables are read first, so a routing failure can put them back.
+    expect(r.runner.calls.map((c) => c.cmd).slice(0, 2)).toEqual(['nft list ruleset', 'nft -f -']);
+    expect(r.runner.calls[1]?.input).toContain('redirect to :15006');
   });
 
   it('refuses the tproxy layout for ambient, naming the config field', async () => {
