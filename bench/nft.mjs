@@ -37,6 +37,7 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
+const istioText = (args) => execFileSync(BIN, ['-n', '--native-nftables', ...args, '--dry-run-format', 'istio'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
 const rows = [];
 const nsenter = (argv) => ['nsenter', `--net=${nsPath}`, '--', ...argv];
 
@@ -44,12 +45,14 @@ const nsenter = (argv) => ['nsenter', `--net=${nsPath}`, '--', ...argv];
 // REDIRECT IPv4 has no routing: the comparison is the nft transaction alone.
 const plain = measure([
   { name: 'bare nft', argv: nsenter([NFT, '-f', '-']), stdin: redirectText, ...fresh },
+  { name: 'bare nft, Istio text', argv: nsenter([NFT, '-f', '-']), stdin: istioText(REDIRECT), ...fresh },
   { name: 'dry-run', argv: [BIN, '-n', '--native-nftables', ...REDIRECT] },
   { name: 'nft apply', argv: [BIN, '--native-nftables', ...REDIRECT, '--netns', nsPath], ...fresh },
   { name: 'iptables apply', argv: [BIN, ...REDIRECT, '--netns', nsPath], ...fresh },
 ]);
 const beyondPlain = plain['nft apply'].wall_ms - plain['dry-run'].wall_ms;
 rows.push(['first apply, REDIRECT IPv4: `--native-nftables` beyond its dry-run vs bare `nft -f -` of the same text', `${ms(beyondPlain)} / ${ms(plain['bare nft'].wall_ms)} ms`, fmt(beyondPlain / plain['bare nft'].wall_ms), '≤ 1.1']);
+rows.push(['first apply, REDIRECT IPv4: bare `nft -f -` of meshcap\'s transaction (deletes our tables first) vs of Istio\'s text', `${ms(plain['bare nft'].wall_ms)} / ${ms(plain['bare nft, Istio text'].wall_ms)} ms`, fmt(plain['bare nft'].wall_ms / plain['bare nft, Istio text'].wall_ms), 'reported (cost of the delete-first design)']);
 rows.push(['first apply, REDIRECT IPv4: `--native-nftables` vs the iptables path, whole process', `${ms(plain['nft apply'].wall_ms)} / ${ms(plain['iptables apply'].wall_ms)} ms`, fmt(plain['nft apply'].wall_ms / plain['iptables apply'].wall_ms), 'reported']);
 const first = measure([
   { name: 'bare nft', argv: nsenter([NFT, '-f', '-']), stdin: tproxyText, ...fresh },
@@ -68,6 +71,7 @@ try {
   execFileSync(BIN, ['--native-nftables', ...TPROXY, '--netns', nsPath], { stdio: 'ignore' });
   again = measure([
     { name: 'bare nft', argv: nsenter([NFT, '-f', '-']), stdin: tproxyText },
+    { name: 'bare nft, Istio text', argv: nsenter([NFT, '-f', '-']), stdin: istioText(TPROXY) },
     { name: 'nft re-apply', argv: [BIN, '--native-nftables', ...TPROXY, '--netns', nsPath] },
   ]);
   execFileSync(BIN, ['--native-nftables', ...TPROXY, '--netns', nsPath, '--cleanup-only'], { stdio: 'ignore' });
@@ -78,6 +82,7 @@ try {
 }
 const beyondAgain = again['nft re-apply'].wall_ms - first['dry-run'].wall_ms;
 rows.push(['re-apply, TPROXY v4+v6: `--native-nftables` beyond its dry-run vs bare `nft -f -` (+ routing look)', `${ms(beyondAgain)} / ${ms(again['bare nft'].wall_ms)} ms`, fmt(beyondAgain / again['bare nft'].wall_ms), 'reported']);
+rows.push(['re-apply, TPROXY v4+v6: bare `nft -f -` of meshcap\'s transaction vs of Istio\'s text (add + flush)', `${ms(again['bare nft'].wall_ms)} / ${ms(again['bare nft, Istio text'].wall_ms)} ms`, fmt(again['bare nft'].wall_ms / again['bare nft, Istio text'].wall_ms), 'reported']);
 rows.push(['re-apply, TPROXY v4+v6: `--native-nftables` (rebuilds) vs the iptables path (inspects, finds it unchanged), whole process', `${ms(again['nft re-apply'].wall_ms)} / ${ms(again['iptables re-apply'].wall_ms)} ms`, fmt(again['nft re-apply'].wall_ms / again['iptables re-apply'].wall_ms), 'reported']);
 
 // Processes per apply, from the apply's own report.
