@@ -43,12 +43,18 @@ export function findIptablesCaptureChains(listing: string): string[] {
   return found;
 }
 
-/** Our tables as `nft list ruleset` prints them now (counters included): nft reads that text back as is. */
-async function snapshotOwned(runner: Runner, mode: NftMode): Promise<string> {
+interface Snapshot {
+  /** Our tables as `nft list ruleset` prints them now (counters included): nft reads that text back as is. */
+  readonly text: string;
+  readonly present: ReadonlySet<string>;
+}
+
+async function snapshotOwned(runner: Runner, mode: NftMode): Promise<Snapshot> {
   const r = await runner.run('nft', ['list', 'ruleset']);
   if (r.exitCode !== 0) throw new CommandError({ command: 'nft list ruleset', exitCode: r.exitCode, stderr: r.stderr, hint: r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : undefined });
   const tables = splitNftTables(r.stdout);
-  return ownedNftTables(mode).flatMap((name) => tables.get(`inet ${name}`) ?? []).join('\n');
+  const present = ownedNftTables(mode).filter((name) => tables.has(`inet ${name}`));
+  return { text: present.map((name) => tables.get(`inet ${name}`) ?? '').join('\n'), present: new Set(present) };
 }
 
 const needsRouting = (plan: Plan) => plan.ipRules.length + plan.routes.length + plan.addresses.length > 0;
@@ -57,13 +63,14 @@ const needsRouting = (plan: Plan) => plan.ipRules.length + plan.routes.length + 
  * Applies a plan as native nftables: ONE `nft -f -` holding every table of both families (atomic: all or
  * nothing), then the policy routing exactly as iptables mode does. In a pod namespace the same run lists
  * the chains, so iptables capture rules next to ours are reported without another process. A plan with
- * routing first reads our tables (one `nft list ruleset`), so that a routing failure puts them back.
+ * routing first reads our tables (one `nft list ruleset`), so that a routing failure puts them back; the
+ * transaction then deletes only the tables that exist.
  */
 export async function applyNftPlan(runner: Runner, plan: Plan, opts: NftRenderOptions, log: Logger): Promise<NftReport> {
   const blocks = buildNftTables(plan, opts);
   const check = opts.mode !== 'ambient-host';
   const before = needsRouting(plan) ? await snapshotOwned(runner, opts.mode) : undefined;
-  const out = await runNft(runner, renderNftApply(opts.mode, plan, blocks) + (check ? LIST_CHAINS : ''));
+  const out = await runNft(runner, renderNftApply(opts.mode, plan, blocks, before?.present) + (check ? LIST_CHAINS : ''));
   const iptablesChains = check ? findIptablesCaptureChains(out) : [];
   if (iptablesChains.length > 0) {
     log.warn({ chains: iptablesChains }, 'iptables capture rules are present next to the native nftables tables: both act on the same packets');
@@ -73,7 +80,7 @@ export async function applyNftPlan(runner: Runner, plan: Plan, opts: NftRenderOp
   } catch (err) {
     if (before !== undefined) {
       // One transaction again: our tables as they were before this run (none, if there were none).
-      await runNft(runner, `${renderNftCleanup(opts.mode)}${before === '' ? '' : `${before}\n`}`);
+      await runNft(runner, `${renderNftCleanup(opts.mode)}${before.text === '' ? '' : `${before.text}\n`}`);
       log.warn({ tables: ownedNftTables(opts.mode) }, 'routing failed: put the nft tables back as they were');
     }
     throw err;

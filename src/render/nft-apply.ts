@@ -49,13 +49,20 @@ function hostLines(plan: Plan, blocks: readonly NftTableBlock[]): string[] {
   return [add ?? '', ...sets, ...rest, ...elementLines(plan, name)];
 }
 
-export function renderNftApply(mode: NftMode, plan: Plan, blocks: readonly NftTableBlock[]): string {
-  const lines = mode === 'ambient-host' ? hostLines(plan, blocks) : [...renderNftCleanupLines(mode), ...blocks.flatMap(renderNftTableIstio)];
+/**
+ * `present`, when the caller read the namespace first, names the tables of ours that exist: only those are
+ * deleted. A transaction that destroys nothing is about 9 ms cheaper in the kernel (bench:nft), which is
+ * what a first apply into an empty namespace then gets.
+ */
+export function renderNftApply(mode: NftMode, plan: Plan, blocks: readonly NftTableBlock[], present?: ReadonlySet<string>): string {
+  const lines = mode === 'ambient-host' ? hostLines(plan, blocks) : [...renderNftCleanupLines(mode, present), ...blocks.flatMap(renderNftTableIstio)];
   return `${lines.join('\n')}\n`;
 }
 
-function renderNftCleanupLines(mode: NftMode): string[] {
-  return ownedNftTables(mode).flatMap((t) => [`add table ${table(t)}`, `delete table ${table(t)}`]);
+function renderNftCleanupLines(mode: NftMode, present?: ReadonlySet<string>): string[] {
+  return ownedNftTables(mode)
+    .filter((t) => present === undefined || present.has(t))
+    .flatMap((t) => [`add table ${table(t)}`, `delete table ${table(t)}`]);
 }
 
 /** `--cleanup-only`: deletes exactly the tables the mode owns (the node side's with its sets). */

@@ -3,7 +3,7 @@ import { NOT_FOUND, type Runner } from '../../../src/exec/runner.js';
 import { runCli } from '../../helpers/cli.js';
 
 /** The nft executor against recording runners: what it starts, and how a failing nft is reported. */
-function runnerAnswering(exitCode: number, stderr = ''): Runner & { calls: string[]; inputs: string[] } {
+function runnerAnswering(exitCode: number, stderr = '', ruleset = ''): Runner & { calls: string[]; inputs: string[] } {
   const calls: string[] = [];
   const inputs: string[] = [];
   return {
@@ -12,6 +12,7 @@ function runnerAnswering(exitCode: number, stderr = ''): Runner & { calls: strin
     async run(cmd, args, opts) {
       calls.push([cmd, ...args].join(' '));
       inputs.push(opts?.input ?? '');
+      if (cmd === 'nft' && args[0] === 'list') return { exitCode: 0, stdout: ruleset, stderr: '' };
       return { exitCode: cmd === 'nft' ? exitCode : 0, stdout: '', stderr: cmd === 'nft' ? stderr : '' };
     },
   };
@@ -40,5 +41,22 @@ describe('applying native nftables', () => {
     const res = await runCli(REDIRECT, {}, undefined, runnerAnswering(1, '/dev/stdin:12:1-20: Error: Could not process rule: No such file or directory'));
     expect(res.code).toBe(4);
     expect(res.stderr).toMatch(/Could not process rule.*nothing was changed/);
+  });
+
+  const AMBIENT = ['ambient', '--native-nftables', '--redirect-dns=false', '--ipv6', 'off'];
+  const transactionOf = (runner: { calls: string[]; inputs: string[] }) => runner.inputs[runner.calls.indexOf('nft -f -')] ?? '';
+
+  it('deletes nothing when the read before a routed apply finds none of our tables', async () => {
+    const runner = runnerAnswering(0, '', 'table inet foreign {\n\tchain c {\n\t}\n}\n');
+    expect((await runCli(AMBIENT, {}, undefined, runner)).code).toBe(0);
+    expect(runner.calls.slice(0, 2)).toEqual(['nft list ruleset', 'nft -f -']);
+    expect(transactionOf(runner)).not.toContain('delete table');
+  });
+
+  it('deletes exactly the tables of ours the read found, so a table the config no longer needs goes', async () => {
+    const runner = runnerAnswering(0, '', 'table inet istio-ambient-raw {\n\tchain output {\n\t}\n}\n');
+    expect((await runCli(AMBIENT, {}, undefined, runner)).code).toBe(0);
+    const deletes = transactionOf(runner).split('\n').filter((l) => l.startsWith('delete table'));
+    expect(deletes).toEqual(['delete table inet istio-ambient-raw']);
   });
 });
