@@ -79,6 +79,7 @@ export const netConfSchema = z.strictObject({
   exclude_namespaces: dflt(z.array(z.string()), ['kube-system']),
   ipv6: dflt(z.enum(['auto', 'on', 'off']), 'auto'),
   force_iptables_binary: opt(z.enum(['legacy', 'nft'])),
+  native_nftables: dflt(z.boolean(), false),
   redirect_dns: dflt(z.boolean(), false),
   // sidecar, istio-cni's defaults (CASES.md §4)
   proxy_uid: dflt(id, '1337'),
@@ -94,12 +95,15 @@ export const netConfSchema = z.strictObject({
   kube_virt_interfaces: dflt(list, ''),
   drop_invalid: dflt(z.boolean(), false),
   // ambient
-  inbound: dflt(z.string(), 'tproxy'),
+  // tproxy (Istio ≤ 1.24 layout) by default; native nftables has only redirect, its default there.
+  inbound: opt(z.string()),
   ingress_mode: dflt(z.boolean(), false),
   virtual_interfaces: dflt(list, ''),
   host_probe_snat: opt(z.string()),
   host_probe_snat_v6: opt(z.string()),
   probe_ipset: dflt(z.boolean(), false),
+  /** With native_nftables: the kubelet's UID for the node's probe SNAT (default: found in /proc). */
+  kubelet_uid: opt(id),
 });
 export type NetConf = z.output<typeof netConfSchema>;
 

@@ -47,7 +47,7 @@ async function del(env: CniEnv, conf: (NetConf & { cniVersion: CniVersion }) | u
   }
   const netns = env.netns;
   const routing = ownedRouting(conf?.mode, deps.host);
-  const opts = { forcedBackend: conf?.force_iptables_binary, legacyHint: (f: Family) => legacyHintFromProc(f, false, (p) => deps.host.readText(p)) };
+  const opts = { forcedBackend: conf?.force_iptables_binary, nativeNftables: conf?.native_nftables ?? false, legacyHint: (f: Family) => legacyHintFromProc(f, false, (p) => deps.host.readText(p)) };
   const families = await withNamespaceLock(netns, LOCK_WAIT_MS, () => releaseOwned(deps.makeRunner(netns), routing, opts, log));
   log.info({ families }, 'removed');
   return '';

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Logger } from '../src/log.js';
-import { applyPlan, checkPlan } from '../src/exec/apply.js';
+import { applyLoaded, checkLoaded } from '../src/exec/engine.js';
 import { formatDriftLines } from '../src/analyze/drift.js';
 import { collectIpsetGarbage } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
@@ -34,10 +34,9 @@ async function add(inv: Invocation): Promise<string> {
   const decision = enrollment(env, conf);
   logDecision(log, decision);
   if (decision.enrolled) {
-    const opts = podOptions(inv, decision.annotations);
-    const { plan } = load(inv, opts);
-    const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false), log));
-    log.info({ mode: conf.mode, families: report.families, container: env.containerId }, 'applied');
+    const loaded = load(inv, podOptions(inv, decision.annotations));
+    const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false), log));
+    log.info({ mode: conf.mode, ...report, container: env.containerId }, 'applied');
     await syncProbeIpset(inv, 'add');
   }
   return print(convertResult(prev, conf.cniVersion));
@@ -53,21 +52,26 @@ async function check(inv: Invocation): Promise<string> {
     return '';
   }
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
-  const { plan } = load(inv, podOptions(inv, decision.annotations));
-  const differences = formatDriftLines(await checkPlan(deps.makeRunner(env.netns), plan, execOpts(conf, deps, false)));
+  const loaded = load(inv, podOptions(inv, decision.annotations));
+  const differences = formatDriftLines(await checkLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false)));
   if (differences.length > 0) throw new CniError(CniCode.checkFailed, `the namespace does not hold exactly meshcap's rules: ${differences.slice(0, 3).join('; ')}`, differences.join('\n'));
   return '';
 }
 
 async function status(inv: Invocation): Promise<string> {
-  const r = await inv.deps.makeRunner(undefined).run('iptables-restore', ['--version']);
-  if (r.exitCode !== 0) throw new CniError(CniCode.notAvailable, 'iptables-restore is not usable on this node', r.stderr.trim() || undefined);
+  const tool = inv.conf.native_nftables ? 'nft' : 'iptables-restore';
+  const r = await inv.deps.makeRunner(undefined).run(tool, ['--version']);
+  if (r.exitCode !== 0) throw new CniError(CniCode.notAvailable, `${tool} is not usable on this node`, r.stderr.trim() || undefined);
   return '';
 }
 
 async function gc(inv: Invocation): Promise<string> {
   const { conf, log } = inv;
   if (conf.mode !== 'ambient' || !conf.probe_ipset) return '';
+  if (conf.native_nftables) {
+    log.info("native nftables: probe set garbage collection is not implemented; DEL removes each pod's elements");
+    return '';
+  }
   const valid = new Set((conf['cni.dev/valid-attachments'] ?? []).map((a) => `${a.containerID}/${a.ifname}`));
   const { plan } = load(inv, finish(hostOptions(conf), 'ambient-host', conf, undefined));
   const removed = await collectIpsetGarbage(inv.deps.makeRunner(undefined), plan, valid);

@@ -2,7 +2,7 @@ import type { Host } from '../src/config/host.js';
 import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
 import { createLogger, type LogSink, type Logger } from '../src/log.js';
 import { loadCommand } from '../src/cli/commands.js';
-import { applyPlan } from '../src/exec/apply.js';
+import { applyLoaded } from '../src/exec/engine.js';
 import { applyIpsets } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
 import { legacyHintFromProc } from '../src/exec/detect.js';
@@ -96,13 +96,14 @@ export async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Pro
   const ips = resultAddresses(conf.prevResult).join(',');
   const opts = finish(hostOptions(conf), 'ambient-host', conf, undefined);
   opts.flags[op === 'add' ? 'addPodIp' : 'removePodIp'] = ips;
-  const loaded = load(inv, opts).plan;
+  const loaded = load(inv, opts);
   // Members carry the attachment as comment, so GC can find those whose pod is gone.
-  const plan = { ...loaded, ipsets: loaded.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) };
+  const plan = { ...loaded.plan, ipsets: loaded.plan.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) };
   const runner = deps.makeRunner(undefined);
   // The node's namespace is shared by every pod's ADD: one at a time there too.
   await withNamespaceLock(undefined, LOCK_WAIT_MS, async () => {
-    if (op === 'add') await applyPlan(runner, plan, execOpts(conf, deps, true), inv.log);
+    // Native nftables changes the set elements in the same transaction as the node's rules.
+    if (op === 'add' || loaded.nft !== undefined) await applyLoaded(runner, { plan, nft: loaded.nft }, execOpts(conf, deps, true), inv.log);
     else await applyIpsets(runner, plan);
   });
 }

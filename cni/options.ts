@@ -67,7 +67,7 @@ const trimList = (v: string) => v.split(',').map((s) => s.trim()).filter(Boolean
 
 export function ambientOptions(conf: NetConf, annotations: Readonly<Record<string, string>>): Builder {
   const b = new Builder(annotations);
-  b.set('inbound', 'inbound', conf.inbound);
+  b.set('inbound', 'inbound', conf.inbound ?? (conf.native_nftables ? 'redirect' : 'tproxy'));
   b.set('redirectDns', 'redirect_dns', String(conf.redirect_dns));
   b.set('podDnsCapture', 'redirect_dns', '', Annotation.dnsCapture);
   b.set('ingressMode', 'ingress_mode', String(conf.ingress_mode), Annotation.bypassInboundCapture);
@@ -85,6 +85,7 @@ function addProbeAddresses(b: Builder, conf: NetConf): void {
 export function hostOptions(conf: NetConf): Builder {
   const b = new Builder({});
   addProbeAddresses(b, conf);
+  if (conf.kubelet_uid !== undefined) b.set('kubeletUid', 'kubelet_uid', conf.kubelet_uid);
   return b;
 }
 
@@ -93,7 +94,9 @@ export function finish(b: Builder, command: CommandName, conf: NetConf, netns: s
   if (netns !== undefined) b.fixed('netns', netns, 'CNI_NETNS');
   b.set('ipv6', 'ipv6', conf.ipv6);
   if (conf.force_iptables_binary !== undefined) b.set('forceIptablesBinary', 'force_iptables_binary', conf.force_iptables_binary);
-  if (command !== 'ambient-host') b.fixed('reconcile', 'true', 'meshcap-cni');
+  if (conf.native_nftables) b.set('nativeNftables', 'native_nftables', 'true');
+  // Native nftables always converges; iptables mode needs --reconcile for that.
+  if (command !== 'ambient-host' && !conf.native_nftables) b.fixed('reconcile', 'true', 'meshcap-cni');
   return { command, flags: b.flags, origin: b.origin };
 }
 

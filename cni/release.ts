@@ -4,7 +4,8 @@ import type { Logger } from '../src/log.js';
 import { loadCommand } from '../src/cli/commands.js';
 import { detectIptables, hintFor, type LegacyHint } from '../src/exec/detect.js';
 import { removeRouting } from '../src/exec/routes.js';
-import { describeCommand, type Runner } from '../src/exec/runner.js';
+import { describeCommand, NOT_FOUND, type Runner } from '../src/exec/runner.js';
+import { renderNftCleanup } from '../src/render/nft-apply.js';
 import { parseSave } from '../src/exec/state.js';
 import { convergeEdits, renderEdits } from '../src/exec/transaction.js';
 import type { Plan } from '../src/model/plan.js';
@@ -13,7 +14,7 @@ import type { Family } from '../src/model/rule.js';
 /**
  * DEL's removal by ownership: everything meshcap owns in a pod's namespace goes — every ISTIO_* chain, every
  * rule of ours in a builtin chain (those jumping into our chains and those our ISTIO_OWNED_* record lists),
- * and meshcap's policy routing — without reading the pod's annotations or the plugin's option values, so a
+ * the native nftables tables istio-proxy-* / istio-ambient-*, and meshcap's policy routing — without reading the pod's annotations or the plugin's option values, so a
  * DEL can never fail because of them (a bad annotation that failed ADD cannot wedge the sandbox).
  */
 
@@ -36,6 +37,20 @@ export function ownedRouting(mode: 'sidecar' | 'ambient' | undefined, host: Host
 export interface ReleaseOptions {
   readonly forcedBackend: 'legacy' | 'nft' | undefined;
   readonly legacyHint: (family: Family) => LegacyHint;
+  /** The network says native nftables: a failure to remove our tables is then an error, not a note. */
+  readonly nativeNftables: boolean;
+}
+
+/**
+ * Deletes the native nftables tables a pod namespace can hold of ours (sidecar's and ambient's) in one
+ * transaction (`add` + `delete` of each: a table that is not there is no error). Where the network is not
+ * in native mode a missing `nft` or a kernel without nf_tables only means there is nothing of ours.
+ */
+async function releaseNftTables(runner: Runner, opts: ReleaseOptions, log: Logger): Promise<void> {
+  const r = await runner.run('nft', ['-f', '-'], { input: renderNftCleanup('sidecar') + renderNftCleanup('ambient') });
+  if (r.exitCode === 0) return;
+  if (opts.nativeNftables) throw new CommandError({ command: 'nft -f -', exitCode: r.exitCode, stderr: r.stderr, hint: r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : undefined });
+  log.debug({ err: r.stderr.trim() }, 'no native nftables here: nothing of ours to remove');
 }
 
 /** Removes our rules from one family; 'clean' when there was nothing of ours. */
@@ -55,6 +70,7 @@ async function releaseFamily(runner: Runner, family: Family, opts: ReleaseOption
  */
 export async function releaseOwned(runner: Runner, routing: Plan, opts: ReleaseOptions, log: Logger): Promise<Record<Family, string>> {
   const out: Record<Family, string> = { ipv4: 'clean', ipv6: 'clean' };
+  await releaseNftTables(runner, opts, log);
   out.ipv4 = await releaseFamily(runner, 'ipv4', opts);
   try {
     out.ipv6 = await releaseFamily(runner, 'ipv6', opts);

@@ -4,7 +4,7 @@ import { isEmptyOwned, ownedPart, type FamilyState, type OwnedTable, type Owners
 
 /** One difference: a rule or chain of ours, or a piece of routing, that is missing or should not be there. */
 export interface DriftItem {
-  readonly kind: 'rule' | 'chain' | 'route' | 'ip rule' | 'address';
+  readonly kind: 'rule' | 'chain' | 'table' | 'route' | 'ip rule' | 'address';
   /** `-A ISTIO_OUTPUT -d 127.0.0.1/32 -j RETURN (nat, ipv4)`, `local ::/0 dev lo table 133`. */
   readonly text: string;
 }
@@ -25,7 +25,7 @@ export function mergeDrift(...all: readonly Drift[]): Drift {
 }
 
 /** Indices of `have` and `want` that a longest common subsequence keeps (rule order matters in a chain). */
-function commonSubsequence(have: readonly string[], want: readonly string[]): { keptHave: Set<number>; keptWant: Set<number> } {
+export function commonSubsequence(have: readonly string[], want: readonly string[]): { keptHave: Set<number>; keptWant: Set<number> } {
   const n = have.length;
   const m = want.length;
   const len: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));

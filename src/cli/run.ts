@@ -7,6 +7,9 @@ import type { Host } from '../config/host.js';
 import { renderIstioDryRun } from '../render/istio-framing.js';
 import { renderIstioCleanupDryRun } from '../render/cleanup.js';
 import { renderSaveDryRun } from '../render/save.js';
+import { buildNftTables, renderNftIstio } from '../render/nft-transaction.js';
+import { renderNftListing } from '../render/nft-listing.js';
+import { probeSets, renderNftCleanup } from '../render/nft-apply.js';
 import { countingRunner, type Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
 import { buildProgram, type ParsedCommand } from './program.js';
@@ -25,9 +28,26 @@ export interface CliDeps {
   readonly makeRunner?: (netns: string | undefined) => Runner;
 }
 
-function dryRun({ settings, plan, sidecar }: Loaded, log: Logger, out: LogSink): void {
-  log.info({ families: plan.families, rules: plan.rules.length, ipv6: settings.ipv6Reason }, 'planned rules');
-  const istio = settings.cleanupOnly ? renderIstioCleanupDryRun(plan) : renderIstioDryRun(plan, { finalSaves: settings.finalSaves });
+/**
+ * The two dry-run texts, made on demand: Istio's (its framing, or its nft transaction) and what the kernel
+ * would list (the save format needs resolved groups; Istio's text does not).
+ */
+function dryRunTexts({ settings, plan, nft }: Loaded): { istio: () => string; save: () => string } {
+  if (nft !== undefined) {
+    if (settings.cleanupOnly) return { istio: () => renderNftCleanup(nft.mode), save: () => '' };
+    const blocks = buildNftTables(plan, nft);
+    return { istio: () => renderNftIstio(blocks), save: () => renderNftListing(blocks, nft.mode === 'ambient-host' ? probeSets(plan) : []) };
+  }
+  // After a cleanup an empty namespace holds none of our rules: the save format prints nothing.
+  if (settings.cleanupOnly) return { istio: () => renderIstioCleanupDryRun(plan), save: () => '' };
+  return { istio: () => renderIstioDryRun(plan, { finalSaves: settings.finalSaves }), save: () => renderSaveDryRun(plan) };
+}
+
+function dryRun(loaded: Loaded, log: Logger, out: LogSink): void {
+  const { settings, plan, sidecar } = loaded;
+  log.info({ families: plan.families, rules: plan.rules.length, ipv6: settings.ipv6Reason, backend: loaded.nft ? 'nftables' : 'iptables' }, 'planned rules');
+  const texts = dryRunTexts(loaded);
+  const istio = texts.istio();
   const file = sidecar?.dryRunFilePath;
   if (file !== undefined) {
     try {
@@ -36,11 +56,10 @@ function dryRun({ settings, plan, sidecar }: Loaded, log: Logger, out: LogSink):
       throw new EnvironmentError(`cannot write DRY_RUN_FILE_PATH ${file}: ${(err as Error).message}`, { cause: err });
     }
   }
-  // After a cleanup an empty namespace holds none of our rules: the save format prints nothing.
-  out.write(settings.dryRunFormat === 'istio' ? istio : settings.cleanupOnly ? '' : renderSaveDryRun(plan));
+  out.write(settings.dryRunFormat === 'istio' ? istio : texts.save());
 }
 
-async function execute({ settings, plan, sidecar }: Loaded, log: Logger, deps: CliDeps): Promise<void> {
+async function execute({ settings, plan, sidecar, nft }: Loaded, log: Logger, deps: CliDeps): Promise<void> {
   const { netns } = settings;
   if (netns !== undefined && !existsSync(netns)) throw new EnvironmentError(`network namespace ${netns} does not exist (--netns)`);
   if (sidecar?.runValidation && netns !== undefined) {
@@ -48,8 +67,9 @@ async function execute({ settings, plan, sidecar }: Loaded, log: Logger, deps: C
   }
   const started = performance.now();
   // The executor (execa and friends) is loaded only when something is applied: a dry-run never parses it.
-  const [{ applyPlan, cleanupPlan }, { createSpawnRunner }, { runValidation }, { withNamespaceLock }, { legacyHintFromProc }] = await Promise.all([
+  const [{ applyPlan, cleanupPlan }, { applyNftPlan, cleanupNftPlan }, { createSpawnRunner }, { runValidation }, { withNamespaceLock }, { legacyHintFromProc }] = await Promise.all([
     import('../exec/apply.js'),
+    import('../exec/nft-apply.js'),
     import('../exec/spawn-runner.js'),
     import('../exec/validate.js'),
     import('../exec/lock.js'),
@@ -70,7 +90,10 @@ async function execute({ settings, plan, sidecar }: Loaded, log: Logger, deps: C
     // (A validation-only run, as the unprivileged proxy UID, changes nothing and takes no lock.)
     if (settings.cleanupOnly || !sidecar?.skipRuleApply) {
       await withNamespaceLock(netns, LOCK_WAIT_MS, async () => {
-        if (settings.cleanupOnly) done('cleaned up', await cleanupPlan(runner, plan, opts, log));
+        if (nft !== undefined) {
+          if (settings.cleanupOnly) done('cleaned up', await cleanupNftPlan(runner, plan, nft.mode));
+          else done('applied', { ...(await applyNftPlan(runner, plan, nft, log)), rules: plan.rules.length });
+        } else if (settings.cleanupOnly) done('cleaned up', await cleanupPlan(runner, plan, opts, log));
         else done('applied', { ...(await applyPlan(runner, plan, opts, log)), rules: plan.rules.length });
       });
     }

@@ -9,17 +9,20 @@ import type { CliDeps } from './run.js';
 /**
  * `--verify`: compares the namespace with what this config installs (our chains and rules, our rules in
  * builtin chains, ip rules, routes, addresses) and changes nothing, taking no lock. Exit 0 when it holds
- * exactly that, 1 when it differs (one `missing: …` / `unexpected: …` line per difference).
+ * exactly that, 1 when it differs (one `missing: …` / `unexpected: …` line per difference). With
+ * --native-nftables it compares our nft tables with the save-format listing (and names Istio's iptables
+ * chains found next to them).
  */
-export async function runVerify({ settings, plan }: Loaded, json: boolean, log: Logger, deps: CliDeps): Promise<number> {
+export async function runVerify(loaded: Loaded, json: boolean, log: Logger, deps: CliDeps): Promise<number> {
+  const { settings } = loaded;
   if (settings.dryRun) throw new ConfigError('--verify', 'true', 'cannot be combined with --dry-run (-n): verify reads the namespace');
   if (settings.cleanupOnly) throw new ConfigError('--verify', 'true', 'cannot be combined with --cleanup-only: verify changes nothing');
   const { netns } = settings;
   if (netns !== undefined && !existsSync(netns)) throw new EnvironmentError(`network namespace ${netns} does not exist (--netns)`);
-  const [{ checkPlan }, { createSpawnRunner }, { legacyHintFromProc }] = await Promise.all([import('../exec/apply.js'), import('../exec/spawn-runner.js'), import('../exec/detect.js')]);
+  const [{ checkLoaded }, { createSpawnRunner }, { legacyHintFromProc }] = await Promise.all([import('../exec/engine.js'), import('../exec/spawn-runner.js'), import('../exec/detect.js')]);
   const runner = (deps.makeRunner ?? createSpawnRunner)(netns);
   const legacyHint = (family: Family) => legacyHintFromProc(family, netns === undefined, (p) => deps.host.readText(p));
-  const drift = await checkPlan(runner, plan, { reconcile: false, forceApply: false, forcedBackend: settings.forceIptablesBinary, legacyHint });
+  const drift = await checkLoaded(runner, loaded, { reconcile: false, forceApply: false, forcedBackend: settings.forceIptablesBinary, legacyHint });
   const equal = isEqual(drift);
   log.info({ equal, missing: drift.missing.length, unexpected: drift.unexpected.length }, 'verified');
   if (json) deps.stdout.write(formatDriftJson(drift));

@@ -18,6 +18,7 @@ const COMMON = [
   I({ key: 'dryRunFormat', long: 'dry-run-format', kind: 'string', default: 'save', arg: 'format', help: "save (iptables-save output) or istio (Istio's framing)" }),
   I({ key: 'cleanupOnly', long: 'cleanup-only', kind: 'bool', default: 'false', help: 'remove the rules (and routes, ipsets) this config creates' }),
   I({ key: 'forceIptablesBinary', long: 'force-iptables-binary', env: 'FORCE_IPTABLES_BINARY', kind: 'string', default: '', arg: 'backend', help: 'legacy or nft, skipping detection' }),
+  I({ key: 'nativeNftables', long: 'native-nftables', env: 'NATIVE_NFTABLES', kind: 'bool', default: 'false', help: 'native nftables: inet istio-ambient-* tables in one nft transaction (docs/nftables.md)' }),
   I({ key: 'logFormat', long: 'log-format', kind: 'string', default: 'json', arg: 'format', help: 'json or pretty' }),
   I({ key: 'logOutputLevel', long: 'log_output_level', kind: 'string', default: 'default:info', arg: 'levels', help: 'Istio log levels, scope:level,...' }),
 ] as const;
@@ -42,4 +43,5 @@ export const AMBIENT_HOST_INPUTS = [
   ...COMMON,
   I({ key: 'addPodIp', long: 'add-pod-ip', kind: 'string', default: '', arg: 'ips', help: 'add pod IPs to the probe ipset' }),
   I({ key: 'removePodIp', long: 'remove-pod-ip', kind: 'string', default: '', arg: 'ips', help: 'remove pod IPs from the probe ipset' }),
+  I({ key: 'kubeletUid', long: 'kubelet-uid', kind: 'string', default: '', arg: 'uid', help: "with --native-nftables: the kubelet's UID (default: found in /proc)" }),
 ] as const;

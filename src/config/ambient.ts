@@ -6,7 +6,9 @@ import { bool, dryRunFormat, forceIptablesBinary, ipv6Mode, logFormat, logOutput
 import type { Host } from './host.js';
 import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from './ambient-inputs.js';
 import { collectRaw, parseRaw, type Env } from './sources.js';
-import { fromParser, parseEnum, parseGoBool, parseInterfaceList, splitList } from './values.js';
+import { fromParser, parseEnum, parseGoBool, parseId, parseInterfaceList, splitList } from './values.js';
+import { findKubeletUid } from './kubelet.js';
+import { checkNftInterfaces } from './nft.js';
 import type { FlagValues } from './sidecar.js';
 
 function parseFamilyAddress(family: 'ipv4' | 'ipv6') {
@@ -36,6 +38,7 @@ const common = {
   dryRunFormat,
   cleanupOnly: bool,
   forceIptablesBinary,
+  nativeNftables: bool,
   logFormat,
   logOutputLevel,
 };
@@ -58,6 +61,7 @@ export const ambientHostInputSchema = z.object({
   ...common,
   addPodIp: fromParser(parsePodIps),
   removePodIp: fromParser(parsePodIps),
+  kubeletUid: fromParser((s): Parsed<number | undefined> => (s === '' ? { ok: true, value: undefined } : parseId(s))),
 });
 
 interface Ipv6Facts {
@@ -77,6 +81,16 @@ export type AmbientConfig = Omit<z.output<typeof ambientInputSchema>, 'redirectD
 
 export type AmbientHostConfig = z.output<typeof ambientHostInputSchema> & Ipv6Facts & { readonly mode: 'ambient-host' };
 
+/**
+ * Native nftables has only Istio's redirect layout: without --inbound it is chosen, with --inbound tproxy
+ * it is an error. */
+function resolveNftInbound(raw: { inbound: { value: string; source: string } }, inputs: { nativeNftables: boolean; inbound: 'tproxy' | 'redirect' }): 'tproxy' | 'redirect' {
+  if (!inputs.nativeNftables) return inputs.inbound;
+  if (raw.inbound.source.startsWith('default')) return 'redirect';
+  if (inputs.inbound === 'tproxy') throw new ConfigError(raw.inbound.source, 'tproxy', 'native nftables mode has only the redirect layout; use --inbound redirect');
+  return inputs.inbound;
+}
+
 /** `meshcap ambient` flags + env → Config. DNS capture is the pod's override if set, else the global setting. */
 export function loadAmbientConfig(flags: FlagValues, env: Env, host: Host): AmbientConfig {
   const raw = collectRaw(AMBIENT_INPUTS, flags, env);
@@ -86,10 +100,12 @@ export function loadAmbientConfig(flags: FlagValues, env: Env, host: Host): Ambi
     const clash = ports.slice(0, i).find(([, q]) => q === p);
     if (clash) throw new ConfigError(flag, String(p), `is already ${clash[0]}; ztunnel's ports must differ`);
   });
+  const inbound = resolveNftInbound(raw, inputs);
+  if (inputs.nativeNftables) checkNftInterfaces('--virtual-interfaces', inputs.virtualInterfaces);
   const { redirectDns, podDnsCapture, ...rest } = inputs;
   const dns = podDnsCapture ?? redirectDns;
   const dnsReason = podDnsCapture === undefined ? `--redirect-dns ${redirectDns}` : `--pod-dns-capture ${podDnsCapture}`;
-  return { ...rest, ...resolveIpv6(inputs.ipv6, inputs.netns, host), dns, dnsReason, mode: 'ambient' };
+  return { ...rest, inbound, ...resolveIpv6(inputs.ipv6, inputs.netns, host), dns, dnsReason, mode: 'ambient' };
 }
 
 /** `meshcap ambient-host` flags + env → Config. Pod IPs of a family that is off are refused. */
@@ -101,5 +117,7 @@ export function loadAmbientHostConfig(flags: FlagValues, env: Env, host: Host): 
     const v6 = list.find((c) => c.family === 'ipv6');
     if (v6 && !facts.enableIpv6) throw new ConfigError(flag, v6.text, `is IPv6 but IPv6 is off (${facts.ipv6Reason})`);
   }
-  return { ...inputs, ...facts, mode: 'ambient-host' };
+  // nft has no --socket-exists: the probe SNAT matches the kubelet's UID (not needed to clean up).
+  const kubeletUid = inputs.nativeNftables && !inputs.cleanupOnly ? (inputs.kubeletUid ?? findKubeletUid()) : inputs.kubeletUid;
+  return { ...inputs, kubeletUid, ...facts, mode: 'ambient-host' };
 }

@@ -63,7 +63,7 @@ export const sidecarInputSchema = z.object({
   reconcile: bool,
   cleanupOnly: bool,
   forceApply: bool,
-  nativeNftables: bool.check(z.refine((v) => !v, 'native nftables mode is not supported; meshcap applies iptables rules with iptables-restore (both backends)')),
+  nativeNftables: bool,
   forceIptablesBinary,
   ownerGroupsInclude: fromParser(parseOwnerGroupsOrAll),
   ownerGroupsExclude: fromParser(parseOwnerGroupList),

@@ -37,7 +37,7 @@ export const SIDECAR_INPUTS = [
   I({ key: 'reconcile', long: 'reconcile', env: 'RECONCILE', kind: 'bool', default: 'false', help: 'replace a different set of our rules atomically' }),
   I({ key: 'cleanupOnly', long: 'cleanup-only', env: 'CLEANUP_ONLY', kind: 'bool', default: 'false', help: 'remove the rules this config would create' }),
   I({ key: 'forceApply', long: 'force-apply', env: 'FORCE_APPLY', kind: 'bool', default: 'false', help: 'apply even when the state already matches' }),
-  I({ key: 'nativeNftables', long: 'native-nftables', env: 'NATIVE_NFTABLES', kind: 'bool', default: 'false', help: 'not supported: meshcap uses iptables-restore' }),
+  I({ key: 'nativeNftables', long: 'native-nftables', env: 'NATIVE_NFTABLES', kind: 'bool', default: 'false', help: 'native nftables: inet istio-proxy-* tables in one nft transaction (docs/nftables.md)' }),
   I({ key: 'forceIptablesBinary', long: 'force-iptables-binary', env: 'FORCE_IPTABLES_BINARY', kind: 'string', default: '', arg: 'backend', help: 'legacy or nft, skipping detection' }),
   // env-only inputs
   I({ key: 'ownerGroupsInclude', env: 'ISTIO_OUTBOUND_OWNER_GROUPS', kind: 'string', default: '*', help: 'groups whose outbound traffic is captured' }),

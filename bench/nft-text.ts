@@ -1,0 +1,12 @@
+// Prints the transaction `meshcap --native-nftables` would pipe to `nft -f -` for the argv given (the bare-nft floor).
+import { buildProgram } from '../src/cli/program.js';
+import { loadCommand } from '../src/cli/commands.js';
+import { nodeHost } from '../src/config/host.js';
+import { renderNftApply } from '../src/render/nft-apply.js';
+import { buildNftTables } from '../src/render/nft-transaction.js';
+
+const parsed = buildProgram({ out: () => undefined, err: () => undefined }).parse(process.argv.slice(2));
+if (parsed === undefined || !('check' in parsed)) throw new Error('give a sidecar, ambient or ambient-host command line');
+const loaded = loadCommand(parsed.command, parsed.flags, process.env, nodeHost);
+if (loaded.nft === undefined) throw new Error('give --native-nftables');
+process.stdout.write(renderNftApply(loaded.nft.mode, loaded.plan, buildNftTables(loaded.plan, loaded.nft)));

@@ -1,0 +1,110 @@
+import { CommandError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { NftMode } from '../model/nft/layout.js';
+import type { Plan } from '../model/plan.js';
+import { probeSets, renderNftApply, renderNftCleanup } from '../render/nft-apply.js';
+import { buildNftTables, type NftRenderOptions } from '../render/nft-transaction.js';
+import { applyRouting, missingRouting, removeRouting } from './routes.js';
+import { mergeDrift, type Drift } from '../analyze/drift.js';
+import { diffNftState, splitNftTables } from '../analyze/nft-drift.js';
+import { renderNftListing } from '../render/nft-listing.js';
+import { ownedNftTables } from '../model/nft/layout.js';
+import { NOT_FOUND, type Runner } from './runner.js';
+
+export interface NftReport {
+  readonly backend: 'nftables';
+  readonly tables: readonly string[];
+  /** iptables-nft chains of Istio's found next to our tables (both would act on the same packets). */
+  readonly iptablesChains: readonly string[];
+}
+
+/** `list chains` at the end of the same nft run reports the namespace's chains without another process. */
+const LIST_CHAINS = 'list chains\n';
+
+async function runNft(runner: Runner, text: string): Promise<string> {
+  const r = await runner.run('nft', ['-f', '-'], { input: text });
+  if (r.exitCode !== 0) {
+    const hint = r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : 'nft transactions are atomic: nothing was changed';
+    throw new CommandError({ command: 'nft -f -', exitCode: r.exitCode, stderr: r.stderr, hint });
+  }
+  return r.stdout;
+}
+
+/** Istio's iptables chains (ISTIO_*) in `ip`/`ip6` tables, as `nft list chains` prints iptables-nft's tables. */
+export function findIptablesCaptureChains(listing: string): string[] {
+  const found: string[] = [];
+  let table = '';
+  for (const line of listing.split('\n')) {
+    const t = /^table (ip6?) (\S+) \{/.exec(line);
+    if (t) table = `${t[1]} ${t[2]}`;
+    else if (/^table /.test(line)) table = '';
+    const c = /^\tchain (ISTIO_\S+) \{/.exec(line);
+    if (c && table !== '') found.push(`${table} ${c[1]}`);
+  }
+  return found;
+}
+
+interface Snapshot {
+  /** Our tables as `nft list ruleset` prints them now (counters included): nft reads that text back as is. */
+  readonly text: string;
+  readonly present: ReadonlySet<string>;
+}
+
+async function snapshotOwned(runner: Runner, mode: NftMode): Promise<Snapshot> {
+  const r = await runner.run('nft', ['list', 'ruleset']);
+  if (r.exitCode !== 0) throw new CommandError({ command: 'nft list ruleset', exitCode: r.exitCode, stderr: r.stderr, hint: r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : undefined });
+  const tables = splitNftTables(r.stdout);
+  const present = ownedNftTables(mode).filter((name) => tables.has(`inet ${name}`));
+  return { text: present.map((name) => tables.get(`inet ${name}`) ?? '').join('\n'), present: new Set(present) };
+}
+
+const needsRouting = (plan: Plan) => plan.ipRules.length + plan.routes.length + plan.addresses.length > 0;
+
+/**
+ * Applies a plan as native nftables: ONE `nft -f -` holding every table of both families (atomic: all or
+ * nothing), then the policy routing exactly as iptables mode does. In a pod namespace the same run lists
+ * the chains, so iptables capture rules next to ours are reported without another process. A plan with
+ * routing first reads our tables (one `nft list ruleset`), so that a routing failure puts them back; the
+ * transaction then deletes only the tables that exist.
+ */
+export async function applyNftPlan(runner: Runner, plan: Plan, opts: NftRenderOptions, log: Logger): Promise<NftReport> {
+  const blocks = buildNftTables(plan, opts);
+  const check = opts.mode !== 'ambient-host';
+  const before = needsRouting(plan) ? await snapshotOwned(runner, opts.mode) : undefined;
+  const out = await runNft(runner, renderNftApply(opts.mode, plan, blocks, before?.present) + (check ? LIST_CHAINS : ''));
+  const iptablesChains = check ? findIptablesCaptureChains(out) : [];
+  if (iptablesChains.length > 0) {
+    log.warn({ chains: iptablesChains }, 'iptables capture rules are present next to the native nftables tables: both act on the same packets');
+  }
+  try {
+    await applyRouting(runner, plan);
+  } catch (err) {
+    if (before !== undefined) {
+      // One transaction again: our tables as they were before this run (none, if there were none).
+      await runNft(runner, `${renderNftCleanup(opts.mode)}${before.text === '' ? '' : `${before.text}\n`}`);
+      log.warn({ tables: ownedNftTables(opts.mode) }, 'routing failed: put the nft tables back as they were');
+    }
+    throw err;
+  }
+  return { backend: 'nftables', tables: blocks.map((b) => b.layout.name), iptablesChains };
+}
+
+/** `--cleanup-only --native-nftables`: deletes exactly the mode's tables (one transaction), then its routing. */
+export async function cleanupNftPlan(runner: Runner, plan: Plan, mode: NftMode): Promise<NftReport> {
+  await runNft(runner, renderNftCleanup(mode));
+  await removeRouting(runner, plan);
+  return { backend: 'nftables', tables: [], iptablesChains: [] };
+}
+
+/**
+ * What differs between the namespace and this plan in native mode (CNI CHECK, verify): our tables against
+ * the save-format dry-run, Istio's iptables chains next to them, and the routing. Empty when it matches.
+ * On the node side the sets are compared without their elements: they hold every pod added so far.
+ */
+export async function checkNftPlan(runner: Runner, plan: Plan, opts: NftRenderOptions): Promise<Drift> {
+  const r = await runner.run('nft', ['-s', 'list', 'ruleset']);
+  if (r.exitCode !== 0) throw new CommandError({ command: 'nft -s list ruleset', exitCode: r.exitCode, stderr: r.stderr, hint: r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : undefined });
+  const expected = renderNftListing(buildNftTables(plan, opts), opts.mode === 'ambient-host' ? probeSets(plan) : []);
+  const rules = diffNftState(expected, r.stdout, ownedNftTables(opts.mode), findIptablesCaptureChains(r.stdout));
+  return mergeDrift(rules, { missing: await missingRouting(runner, plan), unexpected: [] });
+}
