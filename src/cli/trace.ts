@@ -42,12 +42,12 @@ function setNames(tables: readonly ParsedTable[]): string[] {
 
 async function readLive(o: TraceOptions, netns: string | undefined, deps: CliDeps): Promise<Sources> {
   if (netns !== undefined && !existsSync(netns)) throw new EnvironmentError(`network namespace ${netns} does not exist (--netns)`);
-  const [{ createSpawnRunner }, live] = await Promise.all([import('../exec/spawn-runner.js'), import('../inspect/live.js')]);
+  const [{ createSpawnRunner }, live, reader] = await Promise.all([import('../exec/spawn-runner.js'), import('../inspect/live.js'), import('../inspect/namespace-rules.js')]);
   const runner: Runner = (deps.makeRunner ?? createSpawnRunner)(netns);
-  const rules = await live.readLiveRules(runner, o.dst.family);
-  const tables = rules.ruleset.tables.filter((t) => t.family === o.dst.family);
+  const { rules, alsoHeld } = reader.walkedRules(await reader.readNamespaceRules(runner, { families: [o.dst.family], nftTables: false }), o.dst.family);
+  const tables = rules.tables.filter((t) => t.family === o.dst.family);
   const notes = [`rules: ${rules.backend} backend`];
-  if (rules.alsoHeld !== undefined) notes.push(`note: the ${rules.alsoHeld} backend holds rules as well; the kernel runs both, this walk covers ${rules.backend}'s`);
+  if (alsoHeld !== undefined) notes.push(`note: the ${alsoHeld} backend holds rules as well; the kernel runs both, this walk covers ${rules.backend}'s`);
   const [sets, route] = await Promise.all([live.readSetMembers(runner, setNames(tables)), o.direction === 'outbound' ? live.routeGet(runner, formatAddress(o.dst.bytes), o.mark, o.uid) : undefined]);
   return { tables, sets, route, notes };
 }

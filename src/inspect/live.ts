@@ -1,43 +1,10 @@
-import { CommandError } from '../errors.js';
-import { parseCidr, parseHostAddress, type Cidr, type Family } from '../model/cidr.js';
-import { binaryName, hintFor, type Backend } from '../exec/detect.js';
+import { parseCidr, parseHostAddress, type Cidr } from '../model/cidr.js';
 import type { Runner } from '../exec/runner.js';
-import { parseSaveText } from './save-text.js';
-import type { Ruleset } from './types.js';
 
 /**
- * Reading a namespace's live state without changing it and without a lock: `*-save` of both backends, `ipset
- * save`, `ip route get`. Every command goes through the caller's runner (which enters the namespace).
+ * What a live trace reads besides the rules (src/inspect/namespace-rules.ts): `ipset save` and `ip route get`,
+ * without changing anything. Every command goes through the caller's runner (which enters the namespace).
  */
-
-export interface LiveRules {
-  readonly ruleset: Ruleset;
-  readonly backend: Backend;
-  /** Both backends hold rules in this family (the kernel runs both); the walk covers `backend`'s. */
-  readonly alsoHeld: Backend | undefined;
-}
-
-/** A save text holds rules: a rule anywhere, or a builtin chain whose policy is not ACCEPT. */
-export function holdsRules(rs: Ruleset): boolean {
-  return rs.tables.some((t) => t.rules.length > 0 || t.chains.some((c) => c.policy !== undefined && c.policy !== 'ACCEPT'));
-}
-
-/** One family's rules from whichever backend holds them (legacy first, as the apply path chooses). */
-export async function readLiveRules(runner: Runner, family: Family): Promise<LiveRules> {
-  const [legacy, nft] = await Promise.all((['legacy', 'nft'] as const).map((b) => runner.run(binaryName(family, b, 'save'), [])));
-  const parsed = (r: typeof legacy) => (r !== undefined && r.exitCode === 0 ? parseSaveText(r.stdout) : undefined);
-  const l = parsed(legacy);
-  const n = parsed(nft);
-  const lHolds = l !== undefined && holdsRules(l);
-  const nHolds = n !== undefined && holdsRules(n);
-  if (l !== undefined && lHolds) return { ruleset: l, backend: 'legacy', alsoHeld: nHolds ? 'nft' : undefined };
-  if (n !== undefined) return { ruleset: n, backend: 'nft', alsoHeld: undefined };
-  if (l !== undefined) return { ruleset: l, backend: 'legacy', alsoHeld: undefined };
-  const plain = await runner.run(binaryName(family, 'plain', 'save'), []);
-  const cmd = binaryName(family, 'plain', 'save');
-  if (plain.exitCode !== 0) throw new CommandError({ command: cmd, exitCode: plain.exitCode, stderr: plain.stderr || (nft?.stderr ?? ''), hint: hintFor(plain, cmd) });
-  return { ruleset: parseSaveText(plain.stdout), backend: 'plain', alsoHeld: undefined };
-}
 
 /**
  * Members of the named sets from `ipset save` (`add NAME MEMBER …`); a set with members trace cannot read as

@@ -53,13 +53,14 @@ function finishBlock(b: Block, section: Family | undefined, seen: Set<string>): 
  * Parses text as `iptables-save` / `ip6tables-save` print it (either backend; one family or both concatenated,
  * with or without `# iptables-save` / `# ip6tables-save` headers) into tables of rules in the model's shape.
  * Counters (`[p:b]` prefixes) and comments are ignored; tables meshcap never touches (security) are skipped.
- * Never throws: lines it cannot place are listed in `problems`.
+ * Never throws: lines it cannot place are listed in `problems`. `family` is what the text holds when the caller
+ * knows it (one family's `*-save`); a header in the text still wins.
  */
-export function parseSaveText(text: string): Ruleset {
+export function parseSaveText(text: string, family?: Family): Ruleset {
   const tables: ParsedTable[] = [];
   const problems: string[] = [];
   const seen = new Set<string>();
-  let section: Family | undefined;
+  let section: Family | undefined = family;
   let block: Block | undefined;
   text.split('\n').forEach((raw, index) => {
     const line = raw.trim().replace(/^\[[0-9]+:[0-9]+\]\s+/, '');

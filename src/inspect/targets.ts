@@ -101,3 +101,24 @@ export function parseTarget(name: string, items: readonly OptionItem[], tokens: 
 }
 
 const NO_OPTION_EXTENSIONS = new Set(['NOTRACK', 'AUDIT', 'CHECKSUM', 'CLASSIFY', 'SYNPROXY', 'NETMAP', 'QUEUE', 'NFQUEUE']);
+
+type ExtensionTarget = Exclude<InspectedTarget['k'], 'jump' | 'goto' | 'observe' | 'other' | 'none'>;
+const EXTENSION_NAMES: Record<ExtensionTarget, string> = {
+  redirect: 'REDIRECT', 'set-mark': 'MARK', connmark: 'CONNMARK', 'connmark-set': 'CONNMARK', tproxy: 'TPROXY', snat: 'SNAT', 'ct-zone': 'CT', reject: 'REJECT', masquerade: 'MASQUERADE', dnat: 'DNAT',
+};
+
+/** The name a rule's `-j` / `-g` gives: a chain, a verdict or a target extension; undefined without a target. */
+export function targetName(t: InspectedTarget): string | undefined {
+  switch (t.k) {
+    case 'jump':
+    case 'goto':
+      return t.chain;
+    case 'observe':
+    case 'other':
+      return t.name;
+    case 'none':
+      return undefined;
+    default:
+      return EXTENSION_NAMES[t.k];
+  }
+}

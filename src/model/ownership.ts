@@ -7,6 +7,12 @@ const BUILTIN = new Set(['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTIN
 /** The bookkeeping chain that records our rules in one builtin chain: `ISTIO_OWNED_PREROUTING`, … */
 export const recordChainFor = (builtin: string) => `${OWNED_CHAIN_PREFIX}OWNED_${builtin}`;
 
+/** A chain of ours (`ISTIO_*`), the ownership records included. */
+export const isOwnedChain = (chain: string) => chain.startsWith(OWNED_CHAIN_PREFIX);
+
+/** One of the bookkeeping chains (`ISTIO_OWNED_*`): never jumped to, never part of a packet's walk. */
+export const isRecordChain = (chain: string) => chain.startsWith(recordChainFor(''));
+
 /** A rule meshcap puts in a builtin chain that does not jump into one of its chains (`-i eth2 -j RETURN`). */
 function isLookAlike(r: Rule): boolean {
   return BUILTIN.has(r.chain) && !jumpTarget(r)?.startsWith(OWNED_CHAIN_PREFIX);

@@ -5,8 +5,8 @@ import { PROXY_COMMS, type NamespaceState } from './state.js';
 
 /** Processes other than the proxy whose socket credentials the outbound rules exempt (MCP020, MCP021). */
 export function checkProcesses(state: NamespaceState): Finding[] {
-  const uids = exemptOwners(state.rules, '--uid-owner');
-  const gids = exemptOwners(state.rules, '--gid-owner');
+  const uids = exemptOwners(state.rules, 'uid');
+  const gids = exemptOwners(state.rules, 'gid');
   const out: Finding[] = [];
   for (const p of state.processes) {
     if (PROXY_COMMS.has(p.comm)) continue;

@@ -1,9 +1,12 @@
 import { describeCode } from '../codes.js';
 import type { Finding } from '../findings.js';
-import { targetOf, type BackendRules } from '../../inspect/rules-reader.js';
+import { Port } from '../../model/names.js';
+import type { BackendRules } from '../../inspect/namespace-rules.js';
 import type { FamilyRouting } from '../../inspect/routing.js';
+import { targetName } from '../../inspect/targets.js';
+import type { InspectedClause } from '../../inspect/types.js';
 import type { NamespaceState } from './state.js';
-import { captureJumps, hasIstioChains, isAmbient, isTproxySidecar, liveRules, nativeIstioTables, recordedSpecs, tproxyMarks } from './rules-view.js';
+import { captureJumps, hasIstioChains, isAmbient, isTproxySidecar, jumpsToOurs, liveRules, meshNftTables, recordedSpecs, tproxyMarks } from './rules-view.js';
 
 /** Findings about the rules themselves and their routing (MCP001–004, MCP030, MCP031). */
 
@@ -12,7 +15,7 @@ const ENTRY_CHAINS = [['nat', 'OUTPUT'], ['nat', 'PREROUTING'], ['mangle', 'PRER
 
 function checkPresence(state: NamespaceState): Finding[] {
   const { rules } = state;
-  const native = nativeIstioTables(rules);
+  const native = meshNftTables(rules).map((t) => `${t.family} ${t.name}`);
   if (rules.iptables.every((b) => captureJumps(b).length === 0) && native.length === 0) return [describeCode('MCP001')];
   const holders = [
     ...(['legacy', 'nft'] as const).filter((backend) => rules.iptables.some((b) => b.backend === backend && hasIstioChains(b))).map((backend) => `iptables-${backend}`),
@@ -27,13 +30,12 @@ function checkPrecedence(b: BackendRules): Finding[] {
   const out: Finding[] = [];
   for (const [table, chain] of ENTRY_CHAINS) {
     const rules = liveRules(b).filter((r) => r.table === table && r.chain === chain);
-    const jump = rules.findIndex((r) => targetOf(r.tokens)?.startsWith('ISTIO_'));
+    const jump = rules.findIndex(jumpsToOurs);
     if (jump < 0) continue;
     const ours = recordedSpecs(b, table, chain);
     for (const r of rules.slice(0, jump)) {
-      const spec = r.tokens.join(' ');
-      if (ours.has(spec) || !TERMINAL.has(targetOf(r.tokens) ?? '')) continue;
-      out.push(describeCode('MCP003', { rule: `${b.family === 'ipv6' ? 'ip6tables' : 'iptables'}-${b.backend} -t ${table} -A ${chain} ${spec}` }));
+      if (ours.has(r.spec) || !TERMINAL.has(targetName(r.target) ?? '')) continue;
+      out.push(describeCode('MCP003', { rule: `${b.family === 'ipv6' ? 'ip6tables' : 'iptables'}-${b.backend} -t ${table} -A ${chain} ${r.spec}` }));
     }
   }
   return out;
@@ -42,7 +44,7 @@ function checkPrecedence(b: BackendRules): Finding[] {
 function checkIpv6(state: NamespaceState): Finding[] {
   const global = state.routing.addresses.find((a) => a.family === 'ipv6' && a.scope === 'global' && a.ifname !== 'lo');
   if (global === undefined) return [];
-  const v6Capture = state.rules.iptables.some((b) => b.family === 'ipv6' && captureJumps(b).length > 0) || state.rules.nftTables.some((t) => t.name.startsWith('istio-') && (t.family === 'inet' || t.family === 'ip6'));
+  const v6Capture = state.rules.iptables.some((b) => b.family === 'ipv6' && captureJumps(b).length > 0) || meshNftTables(state.rules).some((t) => t.family === 'inet' || t.family === 'ip6');
   return v6Capture ? [] : [describeCode('MCP004', { address: global.address })];
 }
 
@@ -64,10 +66,13 @@ function checkTproxyRouting(state: NamespaceState): Finding[] {
   return out;
 }
 
+/** `--dport 15008`, as the text check before it read (a negated one included). */
+const isTunnelPort = (c: InspectedClause) => c.k === 'port' && c.dir === 'dport' && c.port === Port.tunnel;
+
 function checkTunnelExemption(state: NamespaceState): Finding[] {
   if (isAmbient(state.rules)) return [];
   const tproxy = state.rules.iptables.filter(isTproxySidecar);
-  const exempt = (b: BackendRules) => liveRules(b).some((r) => r.table === 'mangle' && r.chain === 'ISTIO_INBOUND' && r.tokens.join(' ').includes('--dport 15008') && targetOf(r.tokens) === 'RETURN');
+  const exempt = (b: BackendRules) => liveRules(b).some((r) => r.table === 'mangle' && r.chain === 'ISTIO_INBOUND' && r.match.some(isTunnelPort) && targetName(r.target) === 'RETURN');
   return tproxy.length > 0 && !tproxy.every(exempt) ? [describeCode('MCP031')] : [];
 }
 

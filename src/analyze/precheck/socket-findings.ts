@@ -1,7 +1,8 @@
 import { describeCode } from '../codes.js';
 import type { Finding } from '../findings.js';
 import { addressScope, type Listener } from '../../inspect/listeners.js';
-import { inboundCoverage, isAmbient, redirectPorts } from './rules-view.js';
+import { inboundCoverage } from './inbound-capture.js';
+import { isAmbient, redirectPorts } from './rules-view.js';
 import { PROXY_COMMS, RESERVED_PORTS, ZTUNNEL_PORTS, type NamespaceState, type PrecheckOptions } from './state.js';
 
 /** Findings about who listens where (MCP010–013, MCP040). */
@@ -17,7 +18,7 @@ function byPort(listeners: readonly Listener[]): Map<number, Listener[]> {
   return m;
 }
 
-function checkLoopbackOnly(state: NamespaceState, options: PrecheckOptions, covers: ((p: number) => boolean) | undefined): Finding[] {
+function checkLoopbackOnly(state: NamespaceState, options: PrecheckOptions, covers: ((p: number) => boolean | undefined) | undefined): Finding[] {
   const ports = byPort(tcp(state));
   const inbound = options.ports ?? [...ports.keys()].filter((p) => covers?.(p) === true && !BY_DESIGN.has(p));
   const out: Finding[] = [];
@@ -52,9 +53,9 @@ function checkRedirectTargets(state: NamespaceState, ambient: boolean): Finding[
   return [...redirectPorts(state.rules)].filter((p) => !listening.has(p)).sort((a, b) => a - b).map((port) => ({ ...describeCode('MCP012', { port }), port }));
 }
 
-function checkExcluded(state: NamespaceState, covers: ((p: number) => boolean) | undefined, ambient: boolean): Finding[] {
+function checkExcluded(state: NamespaceState, covers: ((p: number) => boolean | undefined) | undefined, ambient: boolean): Finding[] {
   if (covers === undefined || ambient) return [];
-  const ports = new Set(tcp(state).filter((l) => addressScope(l.address) !== 'loopback' && !BY_DESIGN.has(l.port) && !covers(l.port)).map((l) => l.port));
+  const ports = new Set(tcp(state).filter((l) => addressScope(l.address) !== 'loopback' && !BY_DESIGN.has(l.port) && covers(l.port) === false).map((l) => l.port));
   return [...ports].sort((a, b) => a - b).map((port) => ({ ...describeCode('MCP013', { port }), port }));
 }
 

@@ -3,7 +3,7 @@ import { analyzeNamespace } from '../../../src/analyze/precheck/precheck.js';
 import type { Listener } from '../../../src/inspect/listeners.js';
 import type { ProcessInfo } from '../../../src/inspect/processes.js';
 import type { Routing } from '../../../src/inspect/routing.js';
-import { readCaptureRules } from '../../../src/inspect/rules-reader.js';
+import { readNamespaceRules } from '../../../src/inspect/namespace-rules.js';
 import type { Runner } from '../../../src/exec/runner.js';
 import { renderSaveDryRun } from '../../../src/render/save.js';
 import { splitDryRunFamilies } from '../../helpers/netns.js';
@@ -28,7 +28,7 @@ const NO_ROUTING: Routing = { ipv4: { rules: [], routes: [] }, ipv6: { rules: []
 const AMBIENT_ROUTING: Routing = { ...NO_ROUTING, ipv4: { rules: [{ fwmark: '0x111', fwmask: '0xfff', table: '100' }], routes: [{ type: 'local', dst: 'default', dev: 'lo', table: '100' }] } };
 
 async function findings(argv: readonly string[], listeners: Listener[], processes: ProcessInfo[] = [], ports?: number[], routing: Routing = NO_ROUTING) {
-  const rules = await readCaptureRules(savingRunner([...argv, '--ipv6', 'off']));
+  const rules = await readNamespaceRules(savingRunner([...argv, '--ipv6', 'off']), { families: ['ipv4', 'ipv6'], nftTables: true });
   return analyzeNamespace({ rules, listeners, processes, routing }, { proxyUid: 1337, proxyGid: 1337, ports }).map((f) => `${f.code} ${f.port ?? f.pid ?? ''}`.trim());
 }
 

@@ -1,45 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readLiveRules, readSetMembers, routeGet } from '../../../src/inspect/live.js';
-import type { RunResult, Runner } from '../../../src/exec/runner.js';
-
-const ok = (stdout = ''): RunResult => ({ exitCode: 0, stdout, stderr: '' });
-const RULES = '*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -j RETURN\nCOMMIT\n';
-const EMPTY_TABLE = '*nat\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n';
-
-function scripted(answers: Record<string, RunResult>): Runner & { calls: string[] } {
-  const calls: string[] = [];
-  return {
-    calls,
-    run: async (cmd, args) => {
-      const line = [cmd, ...args].join(' ');
-      calls.push(line);
-      return answers[line] ?? answers[cmd] ?? { exitCode: 127, stdout: '', stderr: `${cmd}: command not found` };
-    },
-  };
-}
-
-describe('reading live rules', () => {
-  it('walks legacy when legacy holds rules, and says nft holds rules too', async () => {
-    const r = await readLiveRules(scripted({ 'iptables-legacy-save': ok(RULES), 'iptables-nft-save': ok(RULES) }), 'ipv4');
-    expect(r.backend).toBe('legacy');
-    expect(r.alsoHeld).toBe('nft');
-  });
-
-  it('walks nft when legacy holds only empty tables', async () => {
-    const r = await readLiveRules(scripted({ 'iptables-legacy-save': ok(EMPTY_TABLE), 'iptables-nft-save': ok(RULES) }), 'ipv4');
-    expect(r).toMatchObject({ backend: 'nft', alsoHeld: undefined });
-    expect(r.ruleset.tables[0]?.rules).toHaveLength(1);
-  });
-
-  it('counts a DROP policy as rules', async () => {
-    const r = await readLiveRules(scripted({ 'ip6tables-legacy-save': ok('*filter\n:INPUT DROP [0:0]\nCOMMIT\n'), 'ip6tables-nft-save': ok() }), 'ipv6');
-    expect(r.backend).toBe('legacy');
-  });
-
-  it('fails with the command when no save works', async () => {
-    await expect(readLiveRules(scripted({}), 'ipv4')).rejects.toThrow(/iptables-save failed/);
-  });
-});
+import { readSetMembers, routeGet } from '../../../src/inspect/live.js';
+import { ok, scripted } from '../../helpers/scripted-runner.js';
 
 describe('reading sets and routes', () => {
   it('reads address and network members, and drops a set with members that are not addresses', async () => {

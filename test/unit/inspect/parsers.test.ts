@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addressScope, parseProcNet } from '../../../src/inspect/listeners.js';
 import { parseStatusIds } from '../../../src/inspect/processes.js';
-import { parseNftTables } from '../../../src/inspect/rules-reader.js';
+import { parseNftTables } from '../../../src/inspect/nft-tables.js';
 import { parseAddresses } from '../../../src/inspect/routing.js';
 
 /** The read side's small parsers, on kernel and tool output as Linux 6.x, iproute2 and nftables 1.0 print it. */

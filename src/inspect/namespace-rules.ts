@@ -1,0 +1,102 @@
+import { CommandError } from '../errors.js';
+import { binaryName, hintFor, type Backend } from '../exec/detect.js';
+import type { RunResult, Runner } from '../exec/runner.js';
+import type { Family } from '../model/rule.js';
+import { parseNftTables, type NftTable } from './nft-tables.js';
+import { parseSaveText } from './save-text.js';
+import type { ParsedTable } from './types.js';
+
+/**
+ * The one reader of a namespace's rules for the read side (trace, precheck): it changes nothing and takes no
+ * lock, and every command goes through the caller's runner (which enters the namespace). Its sources: the
+ * `*-save` output of both iptables backends per family, read by the one save-text parser; `nft -j list ruleset`
+ * for the native nftables tables (their names, for now); and, for a family neither backend's save can read,
+ * plain `iptables-save` (an iptables without the -legacy/-nft names).
+ */
+
+export type IptablesBackend = 'legacy' | 'nft';
+const BACKENDS: readonly IptablesBackend[] = ['legacy', 'nft'];
+
+/** One family's rules as one backend's save printed them. */
+export interface BackendRules {
+  readonly backend: Backend;
+  readonly family: Family;
+  readonly tables: readonly ParsedTable[];
+}
+
+/** The rules a walk of one family covers, and another backend that holds rules as well (the kernel runs both). */
+export interface WalkedRules {
+  readonly rules: BackendRules;
+  readonly alsoHeld: Backend | undefined;
+}
+
+export interface NamespaceRules {
+  /** The legacy and nft saves that ran, per family read (legacy first); a backend that cannot run is left out. */
+  readonly iptables: readonly BackendRules[];
+  /** Per family read: the rules a walk covers, or the error when no save of that family works. */
+  readonly walked: ReadonlyMap<Family, WalkedRules | CommandError>;
+  /** Tables of `nft list ruleset` (iptables-nft's own included); empty when not asked for or nft is missing. */
+  readonly nftTables: readonly NftTable[];
+  /** Commands that could not run, as `iptables-legacy-save: <first stderr line>` (`nft: …` for nft). */
+  readonly unreadable: readonly string[];
+}
+
+export interface RulesRequest {
+  readonly families: readonly Family[];
+  /** Also list the native nftables tables. */
+  readonly nftTables: boolean;
+}
+
+/** A save holds rules: a rule anywhere, or a builtin chain whose policy is not ACCEPT. */
+export function holdsRules(tables: readonly ParsedTable[]): boolean {
+  return tables.some((t) => t.rules.length > 0 || t.chains.some((c) => c.policy !== undefined && c.policy !== 'ACCEPT'));
+}
+
+/** The backend a walk covers: legacy when it holds rules (as the apply path prefers it), else nft, else legacy. */
+function chooseWalked(saves: readonly BackendRules[]): WalkedRules | undefined {
+  const legacy = saves.find((s) => s.backend === 'legacy');
+  const nft = saves.find((s) => s.backend === 'nft');
+  if (legacy !== undefined && holdsRules(legacy.tables)) return { rules: legacy, alsoHeld: nft !== undefined && holdsRules(nft.tables) ? 'nft' : undefined };
+  const only = nft ?? legacy;
+  return only === undefined ? undefined : { rules: only, alsoHeld: undefined };
+}
+
+async function readPlain(runner: Runner, family: Family, nft: RunResult | undefined): Promise<WalkedRules | CommandError> {
+  const cmd = binaryName(family, 'plain', 'save');
+  const r = await runner.run(cmd, []);
+  if (r.exitCode !== 0) return new CommandError({ command: cmd, exitCode: r.exitCode, stderr: r.stderr || (nft?.stderr ?? ''), hint: hintFor(r, cmd) });
+  return { rules: { backend: 'plain', family, tables: parseSaveText(r.stdout, family).tables }, alsoHeld: undefined };
+}
+
+const firstLine = (s: string) => s.trim().split('\n')[0] ?? '';
+const failure = (cmd: string, r: RunResult) => `${cmd}: ${firstLine(r.stderr) || `exit ${r.exitCode}`}`;
+
+/** Reads the rules of the asked families in every backend, and the native nftables tables if asked. Never writes. */
+export async function readNamespaceRules(runner: Runner, request: RulesRequest): Promise<NamespaceRules> {
+  const combos = request.families.flatMap((family) => BACKENDS.map((backend) => ({ family, backend, cmd: binaryName(family, backend, 'save') })));
+  const [saves, nft] = await Promise.all([
+    Promise.all(combos.map(async (c) => ({ ...c, result: await runner.run(c.cmd, []) }))),
+    request.nftTables ? runner.run('nft', ['-j', 'list', 'ruleset']) : undefined,
+  ]);
+  const iptables: BackendRules[] = [];
+  const unreadable: string[] = [];
+  for (const s of saves) {
+    if (s.result.exitCode === 0) iptables.push({ backend: s.backend, family: s.family, tables: parseSaveText(s.result.stdout, s.family).tables });
+    else unreadable.push(failure(s.cmd, s.result));
+  }
+  if (nft !== undefined && nft.exitCode !== 0) unreadable.push(failure('nft', nft));
+  const walked = new Map<Family, WalkedRules | CommandError>();
+  for (const family of request.families) {
+    const nftSave = saves.find((s) => s.family === family && s.backend === 'nft')?.result;
+    walked.set(family, chooseWalked(iptables.filter((b) => b.family === family)) ?? (await readPlain(runner, family, nftSave)));
+  }
+  return { iptables, walked, nftTables: nft?.exitCode === 0 ? parseNftTables(nft.stdout) : [], unreadable };
+}
+
+/** The rules a walk of `family` covers; throws the save's error when no backend of that family could be read. */
+export function walkedRules(rules: NamespaceRules, family: Family): WalkedRules {
+  const w = rules.walked.get(family);
+  if (w === undefined) throw new Error(`${family} rules were not read`);
+  if (w instanceof CommandError) throw w;
+  return w;
+}
