@@ -1,9 +1,9 @@
-import { OWNED_CHAIN_PREFIX } from '../model/names.js';
-import { recordChainFor } from '../model/ownership.js';
+import { isOwnedChain, recordChainFor } from '../model/ownership.js';
 import type { Table } from '../model/rule.js';
 import { BUILTIN_CHAINS } from '../render/save.js';
 import { parseRuleSpec, tokenize } from '../inspect/rule-spec.js';
 import { parseSaveText } from '../inspect/save-text.js';
+import { targetName } from '../inspect/targets.js';
 
 /** One rule as iptables-save prints it: its chain and its canonical match/target tokens. */
 export interface SavedRule {
@@ -20,9 +20,6 @@ export interface TableState {
 }
 
 export type FamilyState = ReadonlyMap<Table, TableState>;
-
-/** Splits a rule line into tokens (the one rule-text tokenizer, src/inspect). */
-export { tokenize } from '../inspect/rule-spec.js';
 
 /**
  * One family's iptables-save output as tables, chains and rules, read by the one save-text parser
@@ -48,7 +45,7 @@ export interface Ownership {
 
 /** In a pod namespace every ISTIO_* chain is ours; with `exact`, only those chains (the node's namespace). */
 export function ownershipOf(exact: readonly string[] | undefined, wanted: ReadonlySet<string> = new Set()): Ownership {
-  const owns = exact === undefined ? (c: string) => c.startsWith(OWNED_CHAIN_PREFIX) : (c: string) => exact.includes(c);
+  const owns = exact === undefined ? isOwnedChain : (c: string) => exact.includes(c);
   return { owns, wanted };
 }
 
@@ -56,11 +53,9 @@ export function isBuiltinChain(table: Table, chain: string): boolean {
   return BUILTIN_CHAINS[table].includes(chain);
 }
 
-/** The chain a rule jumps or goes to, if any. */
+/** The chain (or target) a rule's `-j`/`-g` names, read by the one parser. */
 export function targetOf(spec: string): string | undefined {
-  const { target } = parseRuleSpec(tokenize(spec));
-  if (target.k === 'jump' || target.k === 'goto') return target.chain;
-  return target.k === 'other' || target.k === 'observe' ? target.name : undefined;
+  return targetName(parseRuleSpec(tokenize(spec)).target);
 }
 
 /** What of a table is ours: ISTIO_* chains with their rules, and our rules in builtin chains. */
