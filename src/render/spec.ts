@@ -11,6 +11,9 @@ import { formatAddress, formatCanonicalCidr } from './inet.js';
 const not = (negated: boolean | undefined) => (negated ? ['!'] : []);
 const hex = (n: number) => `0x${n.toString(16)}`;
 
+/** A mark and mask as iptables-save prints them: `0x539/0xffffffff`. */
+export const formatSavedMark = (mark: number, mask: number) => `${hex(mark)}/${hex(mask)}`;
+
 function addressFor(addr: AddressValue, family: Family): Cidr {
   return isPerFamily(addr) ? addr[family] : addr;
 }
@@ -121,7 +124,7 @@ function saveTarget(t: Target, family: Family): string[] {
     case 'connmark':
       return ['-j', 'CONNMARK', t.op === 'save' ? '--save-mark' : '--restore-mark', ...FULL_MASKS];
     case 'tproxy':
-      return ['-j', 'TPROXY', '--on-port', String(t.port), '--on-ip', family === 'ipv4' ? '0.0.0.0' : '::', '--tproxy-mark', `${hex(t.mark)}/${hex(t.mask)}`];
+      return ['-j', 'TPROXY', '--on-port', String(t.port), '--on-ip', family === 'ipv4' ? '0.0.0.0' : '::', '--tproxy-mark', formatSavedMark(t.mark, t.mask)];
     case 'snat':
       return ['-j', 'SNAT', '--to-source', formatAddress(addressFor(t.to, family).bytes)];
     default:

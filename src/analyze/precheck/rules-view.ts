@@ -1,6 +1,7 @@
 import { isOwnedChain, isRecordChain, recordChainFor } from '../../model/ownership.js';
-import { AmbientChain, AmbientMark } from '../../model/names.js';
+import { AmbientChain, AmbientMark, Chain } from '../../model/names.js';
 import { isBuiltinChain } from '../../exec/state.js';
+import { formatSavedMark } from '../../render/spec.js';
 import type { BackendRules, NamespaceRules } from '../../inspect/namespace-rules.js';
 import type { NftTable } from '../../inspect/nft-tables.js';
 import { targetName } from '../../inspect/targets.js';
@@ -41,14 +42,16 @@ export function isAmbient(rules: NamespaceRules): boolean {
   return rules.iptables.some((b) => prert(b) || liveRules(b).some((r) => r.match.some(isZtunnelMark)));
 }
 
-/** The mangle PREROUTING → ISTIO_INBOUND jump of sidecar TPROXY mode (nat for REDIRECT mode). */
+const entersInbound = (r: ParsedRule) => r.chain === 'PREROUTING' && targetName(r.target) === Chain.inbound;
+
+/** The sidecar's inbound capture: PREROUTING jumps into ISTIO_INBOUND (nat in REDIRECT mode, mangle in TPROXY mode). */
 export function inboundEntry(b: BackendRules): ParsedRule | undefined {
-  return captureJumps(b).find((r) => r.chain === 'PREROUTING' && targetName(r.target) === 'ISTIO_INBOUND');
+  return captureJumps(b).find(entersInbound);
 }
 
 /** Sidecar TPROXY mode: mangle PREROUTING jumps into ISTIO_INBOUND. */
 export function isTproxySidecar(b: BackendRules): boolean {
-  return captureJumps(b).some((r) => r.table === 'mangle' && r.chain === 'PREROUTING' && targetName(r.target) === 'ISTIO_INBOUND');
+  return captureJumps(b).some((r) => r.table === 'mangle' && entersInbound(r));
 }
 
 /** Owner ids the outbound chain exempts (uid or gid owner matches in ISTIO_OUTPUT, negated or not). */
@@ -71,11 +74,9 @@ export function redirectPorts(rules: NamespaceRules): Set<number> {
   return new Set(ports.filter((p) => p > 0));
 }
 
-const hex = (n: number) => `0x${n.toString(16)}`;
-
 /** The TPROXY marks of one backend and family, as `[mark, mask]` and as iptables-save prints them. */
 export function tproxyMarks(b: BackendRules): { text: string; mark: number; mask: number }[] {
-  return liveRules(b).flatMap((r) => (r.table === 'mangle' && r.target.k === 'tproxy' ? [{ text: `${hex(r.target.mark)}/${hex(r.target.mask)}`, mark: r.target.mark, mask: r.target.mask }] : []));
+  return liveRules(b).flatMap((r) => (r.table === 'mangle' && r.target.k === 'tproxy' ? [{ text: formatSavedMark(r.target.mark, r.target.mask), mark: r.target.mark, mask: r.target.mask }] : []));
 }
 
 /** The ownership records of a chain: rules meshcap put in a builtin chain (ISTIO_OWNED_<chain>). */
