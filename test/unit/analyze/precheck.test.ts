@@ -13,8 +13,9 @@ import { ISTIO_INIT_ARGS, planFor } from '../../helpers/plan.js';
  * precheck's decisions on the rules meshcap itself renders (read back through the rules reader from a runner
  * that answers iptables-nft-save with the dry-run text), for the configurations the root suite does not apply.
  */
-function savingRunner(argv: readonly string[]): Runner {
-  const { ipv4, ipv6 } = splitDryRunFamilies(renderSaveDryRun(planFor(argv)));
+function savingRunner(argv: readonly string[], edit: (ipv4: string) => string = (t) => t): Runner {
+  const { ipv4: rendered, ipv6 } = splitDryRunFamilies(renderSaveDryRun(planFor(argv)));
+  const ipv4 = edit(rendered);
   const out: Record<string, string> = { 'iptables-nft-save': `${ipv4}\n`, 'ip6tables-nft-save': `${ipv6}\n`, 'iptables-legacy-save': '', 'ip6tables-legacy-save': '' };
   return { run: async (cmd) => (cmd in out ? { exitCode: 0, stdout: out[cmd] ?? '', stderr: '' } : { exitCode: 127, stdout: '', stderr: `${cmd}: command not found` }) };
 }
@@ -27,8 +28,8 @@ const NO_ROUTING: Routing = { ipv4: { rules: [], routes: [] }, ipv6: { rules: []
 /** Ambient's policy routing (mark 0x111/0xfff → table 100), as `ip -j` prints it. */
 const AMBIENT_ROUTING: Routing = { ...NO_ROUTING, ipv4: { rules: [{ fwmark: '0x111', fwmask: '0xfff', table: '100' }], routes: [{ type: 'local', dst: 'default', dev: 'lo', table: '100' }] } };
 
-async function findings(argv: readonly string[], listeners: Listener[], processes: ProcessInfo[] = [], ports?: number[], routing: Routing = NO_ROUTING) {
-  const rules = await readNamespaceRules(savingRunner([...argv, '--ipv6', 'off']), { families: ['ipv4', 'ipv6'], nftTables: true });
+async function findings(argv: readonly string[], listeners: Listener[], processes: ProcessInfo[] = [], ports?: number[], routing: Routing = NO_ROUTING, edit?: (ipv4: string) => string) {
+  const rules = await readNamespaceRules(savingRunner([...argv, '--ipv6', 'off'], edit), { families: ['ipv4', 'ipv6'], nftTables: true });
   return analyzeNamespace({ rules, listeners, processes, routing }, { proxyUid: 1337, proxyGid: 1337, ports }).map((f) => `${f.code} ${f.port ?? f.pid ?? ''}`.trim());
 }
 
@@ -62,6 +63,15 @@ describe('precheck on meshcap-rendered rules', () => {
     expect(await findings(['ambient'], ztunnel, [], undefined, AMBIENT_ROUTING)).toEqual(['MCP040']);
     expect(await findings(['ambient'], [...ztunnel, listen('0.0.0.0', 15008, 0)], [], undefined, AMBIENT_ROUTING)).toEqual([]);
     expect(await findings(['ambient'], [...ztunnel, listen('0.0.0.0', 15008, 0)])).toEqual(['MCP030']);
+  });
+
+  it('follows the kernel through PREROUTING: a foreign RETURN ahead of the capture jump exempts its port', async () => {
+    const ahead = (rule: string) => (text: string) => text.replace('-A PREROUTING -p tcp -j ISTIO_INBOUND', `${rule}\n-A PREROUTING -p tcp -j ISTIO_INBOUND`);
+    const lo9000 = [...PROXY, listen('127.0.0.1', 9000), listen('0.0.0.0', 9001)];
+    expect(await findings(ISTIO_INIT_ARGS, lo9000)).toEqual(['MCP010 9000']);
+    expect(await findings(ISTIO_INIT_ARGS, lo9000, [], undefined, NO_ROUTING, ahead('-A PREROUTING -p tcp -m tcp --dport 9001 -j RETURN'))).toEqual(['MCP003', 'MCP010 9000', 'MCP013 9001']);
+    // A rule trace cannot evaluate on the way: neither captured nor excluded, so neither finding.
+    expect(await findings(ISTIO_INIT_ARGS, lo9000, [], undefined, NO_ROUTING, ahead('-A PREROUTING -p tcp -m addrtype --dst-type LOCAL -j RETURN'))).toEqual(['MCP003']);
   });
 
   it('reports a TPROXY mark without its ip rule', async () => {
