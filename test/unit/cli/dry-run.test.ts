@@ -98,6 +98,16 @@ describe('the built entry point (node bundle, or the executable with MESHCAP_IMP
     expect(r.stdout).toBe(`meshcap ${PACKAGE_VERSION}`);
   });
 
+  it('exits 0 without a stack trace when its reader goes away early (`meshcap -n | head -c1`)', async () => {
+    const { file, args } = entryCommand();
+    // Far more than a pipe buffer (3,000 excluded IPv6 CIDRs) and a reader that closes after one byte.
+    const cidrs = Array.from({ length: 3000 }, (_, i) => `2001:db8::${(i + 1).toString(16)}/128`).join(',');
+    const cmd = [file, ...args, '-n', ...ISTIO_INIT_ARGS, '-x', cidrs, '--ipv6', 'on', '--log_output_level', 'default:none'].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+    const r = await execa('bash', ['-o', 'pipefail', '-c', `${cmd} | head -c1 >/dev/null`], { reject: false });
+    expect(r.stderr).not.toContain('EPIPE');
+    expect(r.exitCode).toBe(0);
+  });
+
   it('exits 2 on bad input with one line on stderr', async () => {
     const { file, args } = entryCommand();
     const r = await execa(file, [...args, '-n', '-p', '0'], { reject: false });
