@@ -1,6 +1,6 @@
 import { isOwnedChain, recordChainFor } from '../model/ownership.js';
 import type { Table } from '../model/rule.js';
-import { BUILTIN_CHAINS } from '../render/save.js';
+import { isBuiltinChain } from '../model/chains.js';
 import { parseRuleSpec, tokenize } from '../inspect/rule-spec.js';
 import { parseSaveText } from '../inspect/save-text.js';
 import { targetName } from '../inspect/targets.js';
@@ -49,10 +49,6 @@ export function ownershipOf(exact: readonly string[] | undefined, wanted: Readon
   return { owns, wanted };
 }
 
-export function isBuiltinChain(table: Table, chain: string): boolean {
-  return BUILTIN_CHAINS[table].includes(chain);
-}
-
 /** The chain (or target) a rule's `-j`/`-g` names, read by the one parser. */
 export function targetOf(spec: string): string | undefined {
   return targetName(parseRuleSpec(tokenize(spec)).target);
@@ -86,7 +82,7 @@ export function ownedPart(state: TableState, ownership: Ownership): OwnedTable {
     }
   }
   for (const r of state.rules) {
-    if (!isBuiltinChain(state.table, r.chain)) continue;
+    if (!isBuiltinChain(r.chain, state.table)) continue;
     const key = `${r.chain} ${r.spec}`;
     const target = targetOf(r.spec);
     const credit = recorded.get(key) ?? 0;

@@ -1,10 +1,10 @@
-import { declaredChains, rulesFor, TABLES } from '../model/chains.js';
+import { declaredChains, isBuiltinChain, rulesFor, TABLES } from '../model/chains.js';
 import { appliedRules } from '../model/ownership.js';
 import type { Plan } from '../model/plan.js';
 import type { Family, Table } from '../model/rule.js';
 import { formatRuleLine } from '../render/restore.js';
 import { renderSaveFamily } from '../render/save.js';
-import { isBuiltinChain, ownedPart, ownershipOf, parseSave, targetOf, type FamilyState, type OwnedTable, type Ownership, type SavedRule, type TableState } from './state.js';
+import { ownedPart, ownershipOf, parseSave, targetOf, type FamilyState, type OwnedTable, type Ownership, type SavedRule, type TableState } from './state.js';
 
 /**
  * One table's change in a single `iptables-restore --noflush` block, in this order: create-or-flush chains
@@ -45,7 +45,7 @@ export function expectedState(plan: Plan, family: Family): FamilyState {
 /** `chain spec` of every rule the plan puts in a builtin chain (save spelling). */
 function wantedBuiltinRules(expected: FamilyState): Set<string> {
   const out = new Set<string>();
-  for (const t of expected.values()) for (const r of t.rules) if (isBuiltinChain(t.table, r.chain)) out.add(`${r.chain} ${r.spec}`);
+  for (const t of expected.values()) for (const r of t.rules) if (isBuiltinChain(r.chain, t.table)) out.add(`${r.chain} ${r.spec}`);
   return out;
 }
 
@@ -70,7 +70,7 @@ function stillReferenced(state: TableState, deleting: ReadonlySet<string>, stayi
     changed = false;
     for (const r of state.rules) {
       const t = targetOf(r.spec);
-      if (t !== undefined && deleting.has(t) && !kept.has(t) && !isBuiltinChain(state.table, r.chain) && (staying(r.chain) || (!keptAreFlushed && kept.has(r.chain)))) {
+      if (t !== undefined && deleting.has(t) && !kept.has(t) && !isBuiltinChain(r.chain, state.table) && (staying(r.chain) || (!keptAreFlushed && kept.has(r.chain)))) {
         kept.set(t, r.chain);
         changed = true;
       }
@@ -120,7 +120,7 @@ export function rollbackEdits(now: FamilyState, before: FamilyState, ownership: 
     for (const [chain, specs] of prevOwned.chains) addLines.push(...specs.map((s) => `-A ${chain} ${s}`));
     const position = new Map<string, number>();
     for (const r of prev.rules) {
-      if (!isBuiltinChain(table, r.chain)) continue;
+      if (!isBuiltinChain(r.chain, table)) continue;
       const i = (position.get(r.chain) ?? 0) + 1;
       position.set(r.chain, i);
       if (prevOwned.builtin.get(r.chain)?.includes(r.spec)) addLines.push(`-I ${r.chain} ${i} ${r.spec}`);
@@ -154,10 +154,10 @@ export function cleanupEdits(plan: Plan, family: Family, current: FamilyState): 
     const remove = new Set(present.filter((c) => !referenced.has(c)));
     const budget = new Map<string, number>();
     for (const r of expected.get(table)?.rules ?? []) {
-      if (isBuiltinChain(table, r.chain)) budget.set(`${r.chain} ${r.spec}`, (budget.get(`${r.chain} ${r.spec}`) ?? 0) + 1);
+      if (isBuiltinChain(r.chain, table)) budget.set(`${r.chain} ${r.spec}`, (budget.get(`${r.chain} ${r.spec}`) ?? 0) + 1);
     }
     const deleteRules = state.rules.filter((r) => {
-      if (!isBuiltinChain(table, r.chain)) return false;
+      if (!isBuiltinChain(r.chain, table)) return false;
       const t = targetOf(r.spec);
       if (t !== undefined && remove.has(t)) return true;
       const key = `${r.chain} ${r.spec}`;

@@ -1,8 +1,7 @@
 import { PlanError } from '../errors.js';
-import { BUILTIN_TARGETS, OWNED_CHAIN_PREFIX } from './names.js';
+import { BUILTIN_TARGETS, isBuiltinChain } from './chains.js';
+import { OWNED_CHAIN_PREFIX } from './names.js';
 import type { Plan } from './plan.js';
-
-const BUILTIN_CHAINS = new Set(['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING']);
 
 /**
  * What every plan must hold, whatever the config: we only own ISTIO_* chains and the rules we add to
@@ -10,7 +9,7 @@ const BUILTIN_CHAINS = new Set(['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POS
  */
 export function checkPlanInvariants(plan: Plan): void {
   for (const r of plan.rules) {
-    if (!BUILTIN_CHAINS.has(r.chain) && !r.chain.startsWith(OWNED_CHAIN_PREFIX)) {
+    if (!isBuiltinChain(r.chain) && !r.chain.startsWith(OWNED_CHAIN_PREFIX)) {
       throw new PlanError(`rule ${r.purpose} targets chain ${r.chain}, which is neither builtin nor ours`);
     }
     if (r.target.k === 'jump' && !BUILTIN_TARGETS.has(r.target.chain) && !r.target.chain.startsWith(OWNED_CHAIN_PREFIX)) {

@@ -10,11 +10,6 @@ export const Chain = {
   drop: 'ISTIO_DROP',
 } as const;
 
-/** Chains and verdicts that need no `-N` (Istio's builtin set). */
-export const BUILTIN_TARGETS: ReadonlySet<string> = new Set([
-  'INPUT', 'OUTPUT', 'FORWARD', 'PREROUTING', 'POSTROUTING', 'ACCEPT', 'RETURN', 'DROP',
-]);
-
 /** Every chain meshcap creates starts with this; nothing else is ours. */
 export const OWNED_CHAIN_PREFIX = 'ISTIO_';
 

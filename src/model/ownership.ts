@@ -1,8 +1,7 @@
+import { isBuiltinChain } from './chains.js';
 import { OWNED_CHAIN_PREFIX } from './names.js';
 import type { Plan } from './plan.js';
 import { jumpTarget, type Rule } from './rule.js';
-
-const BUILTIN = new Set(['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING']);
 
 /** The bookkeeping chain that records our rules in one builtin chain: `ISTIO_OWNED_PREROUTING`, … */
 export const recordChainFor = (builtin: string) => `${OWNED_CHAIN_PREFIX}OWNED_${builtin}`;
@@ -15,7 +14,7 @@ export const isRecordChain = (chain: string) => chain.startsWith(recordChainFor(
 
 /** A rule meshcap puts in a builtin chain that does not jump into one of its chains (`-i eth2 -j RETURN`). */
 function isLookAlike(r: Rule): boolean {
-  return BUILTIN.has(r.chain) && !jumpTarget(r)?.startsWith(OWNED_CHAIN_PREFIX);
+  return isBuiltinChain(r.chain) && !jumpTarget(r)?.startsWith(OWNED_CHAIN_PREFIX);
 }
 
 /**

@@ -1,4 +1,5 @@
-import { BUILTIN_TARGETS, OWNED_CHAIN_PREFIX } from '../model/names.js';
+import { BUILTIN_TARGETS } from '../model/chains.js';
+import { OWNED_CHAIN_PREFIX } from '../model/names.js';
 import type { Plan } from '../model/plan.js';
 import { appliesTo, jumpTarget, type Family } from '../model/rule.js';
 import { formatIstioSpec } from './spec.js';

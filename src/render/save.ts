@@ -1,4 +1,4 @@
-import { declaredChains, rulesFor } from '../model/chains.js';
+import { BUILTIN_CHAINS, declaredChains, rulesFor } from '../model/chains.js';
 import { appliedRules } from '../model/ownership.js';
 import type { Family, Rule, Table } from '../model/rule.js';
 import type { Plan } from '../model/plan.js';
@@ -6,14 +6,6 @@ import { formatSaveSpec } from './spec.js';
 
 /** Tables in the order iptables-nft-save prints them. (legacy prints them in kernel registration order.) */
 export const SAVE_TABLE_ORDER: readonly Table[] = ['mangle', 'raw', 'filter', 'nat'];
-
-/** Builtin chains per table, in hook order, as iptables-save lists them. */
-export const BUILTIN_CHAINS: Readonly<Record<Table, readonly string[]>> = {
-  filter: ['INPUT', 'FORWARD', 'OUTPUT'],
-  nat: ['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING'],
-  mangle: ['PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING'],
-  raw: ['PREROUTING', 'OUTPUT'],
-};
 
 /** Byte-wise name order, as the kernel and libiptc keep user chains. */
 export const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

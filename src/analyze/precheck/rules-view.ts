@@ -1,6 +1,6 @@
 import { isOwnedChain, isRecordChain, recordChainFor } from '../../model/ownership.js';
 import { AmbientChain, AmbientMark, Chain } from '../../model/names.js';
-import { isBuiltinChain } from '../../exec/state.js';
+import { isBuiltinChain } from '../../model/chains.js';
 import { formatSavedMark } from '../../render/spec.js';
 import type { BackendRules, NamespaceRules } from '../../inspect/namespace-rules.js';
 import type { NftTable } from '../../inspect/nft-tables.js';
@@ -22,7 +22,7 @@ export const jumpsToOurs = (r: ParsedRule) => {
 
 /** Rules in builtin nat/mangle chains that jump into our chains: the capture's entry points. */
 export function captureJumps(b: BackendRules): ParsedRule[] {
-  return liveRules(b).filter((r) => (r.table === 'nat' || r.table === 'mangle') && isBuiltinChain(r.table, r.chain) && jumpsToOurs(r));
+  return liveRules(b).filter((r) => (r.table === 'nat' || r.table === 'mangle') && isBuiltinChain(r.chain, r.table) && jumpsToOurs(r));
 }
 
 export function hasIstioChains(b: BackendRules): boolean {
