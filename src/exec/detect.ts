@@ -38,7 +38,24 @@ function atLeast(v: readonly number[], min: readonly number[]): boolean {
 }
 
 /** Istio's "existing rules" test: the save output has at least three lines. */
-const hasRules = (save: string) => save.split('\n').length - 1 >= 3;
+export const holdsRules = (save: string) => save.split('\n').length - 1 >= 3;
+
+/** The backend Istio's rule picks from one family's two saves, with why and the chosen save's output. */
+export interface BackendChoice {
+  readonly backend: 'legacy' | 'nft';
+  readonly reason: string;
+  readonly state: string;
+}
+
+/**
+ * Which backend holds a family's rules, decided once for the apply path and the read side: legacy when its
+ * save works and holds rules, else nft when its save works; undefined when neither does (plain `iptables`).
+ */
+export function chooseBackend(legacy: RunResult | undefined, nft: RunResult | undefined): BackendChoice | undefined {
+  if (legacy?.exitCode === 0 && holdsRules(legacy.stdout)) return { backend: 'legacy', reason: 'legacy tables already hold rules in this namespace', state: legacy.stdout };
+  if (nft?.exitCode === 0) return { backend: 'nft', reason: legacy?.exitCode === 0 ? 'no legacy rules here; nf_tables works' : 'legacy iptables unusable; nf_tables works', state: nft.stdout };
+  return undefined;
+}
 
 export function hintFor(result: RunResult, cmd: string): string | undefined {
   const err = result.stderr;
@@ -109,8 +126,8 @@ export async function detectIptables(runner: Runner, family: Family, forced?: 'l
   // that already failed above is not run again.
   const [legacy, nftResult] = await Promise.all([trySave('legacy'), nft ?? trySave('nft')]);
   nft = nftResult;
-  if (legacy.exitCode === 0 && hasRules(legacy.stdout)) return make('legacy', 'legacy tables already hold rules in this namespace', legacy.stdout);
-  if (nft.exitCode === 0) return make('nft', legacy.exitCode === 0 ? 'no legacy rules here; nf_tables works' : 'legacy iptables unusable; nf_tables works', nft.stdout);
+  const choice = chooseBackend(legacy, nft);
+  if (choice !== undefined) return make(choice.backend, choice.reason, choice.state);
   const plain = await trySave('plain');
   const cmd = binaryName(family, 'plain', 'save');
   if (plain.exitCode !== 0) {

@@ -1,5 +1,5 @@
 import { CommandError } from '../errors.js';
-import { binaryName, hintFor, type Backend } from '../exec/detect.js';
+import { binaryName, chooseBackend, hintFor, holdsRules, type Backend } from '../exec/detect.js';
 import type { RunResult, Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
 import { parseNftTables, type NftTable } from './nft-tables.js';
@@ -47,18 +47,12 @@ export interface RulesRequest {
   readonly nftTables: boolean;
 }
 
-/** A save holds rules: a rule anywhere, or a builtin chain whose policy is not ACCEPT. */
-export function holdsRules(tables: readonly ParsedTable[]): boolean {
-  return tables.some((t) => t.rules.length > 0 || t.chains.some((c) => c.policy !== undefined && c.policy !== 'ACCEPT'));
-}
-
-/** The backend a walk covers: legacy when it holds rules (as the apply path prefers it), else nft, else legacy. */
-function chooseWalked(saves: readonly BackendRules[]): WalkedRules | undefined {
-  const legacy = saves.find((s) => s.backend === 'legacy');
-  const nft = saves.find((s) => s.backend === 'nft');
-  if (legacy !== undefined && holdsRules(legacy.tables)) return { rules: legacy, alsoHeld: nft !== undefined && holdsRules(nft.tables) ? 'nft' : undefined };
-  const only = nft ?? legacy;
-  return only === undefined ? undefined : { rules: only, alsoHeld: undefined };
+/** The backend a walk covers, chosen as the apply path chooses it (else plain); nft named too when it holds rules as well. */
+function chooseWalked(parsed: readonly BackendRules[], legacy: RunResult | undefined, nft: RunResult | undefined): WalkedRules | undefined {
+  const backend = chooseBackend(legacy, nft)?.backend;
+  const rules = parsed.find((b) => b.backend === backend);
+  if (rules === undefined) return undefined;
+  return { rules, alsoHeld: backend === 'legacy' && nft?.exitCode === 0 && holdsRules(nft.stdout) ? 'nft' : undefined };
 }
 
 async function readPlain(runner: Runner, family: Family, nft: RunResult | undefined): Promise<WalkedRules | CommandError> {
@@ -87,8 +81,8 @@ export async function readNamespaceRules(runner: Runner, request: RulesRequest):
   if (nft !== undefined && nft.exitCode !== 0) unreadable.push(failure('nft', nft));
   const walked = new Map<Family, WalkedRules | CommandError>();
   for (const family of request.families) {
-    const nftSave = saves.find((s) => s.family === family && s.backend === 'nft')?.result;
-    walked.set(family, chooseWalked(iptables.filter((b) => b.family === family)) ?? (await readPlain(runner, family, nftSave)));
+    const save = (backend: IptablesBackend) => saves.find((s) => s.family === family && s.backend === backend)?.result;
+    walked.set(family, chooseWalked(iptables.filter((b) => b.family === family), save('legacy'), save('nft')) ?? (await readPlain(runner, family, save('nft'))));
   }
   return { iptables, walked, nftTables: nft?.exitCode === 0 ? parseNftTables(nft.stdout) : [], unreadable };
 }

@@ -17,13 +17,27 @@ describe('reading the rules a walk covers', () => {
     expect(r.alsoHeld).toBe('nft');
   });
 
-  it('walks nft when legacy holds only empty tables', async () => {
-    const r = await walk(scripted({ 'iptables-legacy-save': ok(EMPTY_TABLE), 'iptables-nft-save': ok(RULES) }), 'ipv4');
+  it('walks nft when the legacy save prints fewer than three lines', async () => {
+    const r = await walk(scripted({ 'iptables-legacy-save': ok('# Warning: iptables-nft tables present\n'), 'iptables-nft-save': ok(RULES) }), 'ipv4');
     expect(r).toMatchObject({ rules: { backend: 'nft' }, alsoHeld: undefined });
     expect(r.rules.tables[0]?.rules).toHaveLength(1);
   });
 
-  it('counts a DROP policy as rules', async () => {
+  it('walks legacy, as apply would choose it, when its save has three lines though no rule', async () => {
+    const r = await walk(scripted({ 'iptables-legacy-save': ok(EMPTY_TABLE), 'iptables-nft-save': ok(RULES) }), 'ipv4');
+    expect(r).toMatchObject({ rules: { backend: 'legacy' }, alsoHeld: 'nft' });
+    expect(r.rules.tables[0]?.rules).toHaveLength(0);
+  });
+
+  it('walks plain iptables-save, as apply would, when legacy holds nothing and nft cannot run', async () => {
+    const runner = scripted({ 'iptables-legacy-save': ok(), 'iptables-save': ok(RULES) });
+    const r = await walk(runner, 'ipv4');
+    expect(r).toMatchObject({ rules: { backend: 'plain' }, alsoHeld: undefined });
+    expect(r.rules.tables[0]?.rules).toHaveLength(1);
+    expect(runner.calls).toContain('iptables-save');
+  });
+
+  it('walks ip6tables-legacy for IPv6 when its save holds a table (a DROP policy, no rule)', async () => {
     const r = await walk(scripted({ 'ip6tables-legacy-save': ok('*filter\n:INPUT DROP [0:0]\nCOMMIT\n'), 'ip6tables-nft-save': ok() }), 'ipv6');
     expect(r.rules.backend).toBe('legacy');
   });
