@@ -4,6 +4,7 @@ import { loadTraceOptions, type TraceFlags, type TraceOptions } from '../config/
 import { LOOPBACK, inCidr, type Packet } from '../trace/packet.js';
 import { traceFlow, type Flow } from '../trace/walk.js';
 import { formatTrace, formatTraceJson, type Layout } from '../trace/describe.js';
+import { detectLayout } from '../inspect/capture-layout.js';
 import { parseSaveText } from '../inspect/save-text.js';
 import type { ParsedTable, Ruleset } from '../inspect/types.js';
 import { cidr, type Cidr } from '../model/cidr.js';
@@ -91,7 +92,7 @@ export async function runTrace(flags: TraceFlags, deps: CliDeps & { readonly std
       ? { tables: readDump(o.source.file, deps.stdin ?? (() => readFileSync(0, 'utf8'))).tables.filter((t) => t.family === o.dst.family), sets: undefined, route: undefined, notes: [] }
       : await readLive(o, o.source.path, deps);
   const flow = describeFlow(o, sources);
-  const layout: Layout = sources.tables.some((t) => t.chains.some((c) => c.name === 'ISTIO_PRERT' || c.name === 'ISTIO_POSTRT')) ? 'ambient' : 'sidecar';
+  const layout: Layout = detectLayout(sources.tables) === 'sidecar' ? 'sidecar' : 'ambient';
   const result = traceFlow(flow, sources.tables, { sets: sources.sets }, buildPurposeLookup(layout));
   if (o.json) {
     deps.stdout.write(formatTraceJson(result));

@@ -1,11 +1,12 @@
 import { isOwnedChain, isRecordChain, recordChainFor } from '../../model/ownership.js';
-import { AmbientChain, AmbientMark, Chain } from '../../model/names.js';
+import { Chain } from '../../model/names.js';
 import { isBuiltinChain } from '../../model/chains.js';
 import { formatSavedMark } from '../../render/spec.js';
+import { detectLayout } from '../../inspect/capture-layout.js';
 import type { BackendRules, NamespaceRules } from '../../inspect/namespace-rules.js';
 import type { NftTable } from '../../inspect/nft-tables.js';
 import { targetName } from '../../inspect/targets.js';
-import type { InspectedClause, ParsedRule } from '../../inspect/types.js';
+import type { ParsedRule } from '../../inspect/types.js';
 
 /** What the capture rules of a namespace say, read from every backend: pure questions over the parsed rules. */
 
@@ -34,12 +35,9 @@ export function meshNftTables(rules: NamespaceRules): NftTable[] {
   return rules.nftTables.filter((t) => t.name.startsWith('istio-'));
 }
 
-const isZtunnelMark = (c: InspectedClause) => (c.k === 'mark' || c.k === 'connmark') && c.mark === AmbientMark.ztunnel && c.mask === AmbientMark.mask;
-
-/** Ambient's in-pod rules: the ISTIO_PRERT chain, or ztunnel's socket mark 0x539/0xfff. */
+/** Ambient's in-pod rules in some backend (inspect's detectLayout, as trace reads it). */
 export function isAmbient(rules: NamespaceRules): boolean {
-  const prert = (b: BackendRules) => b.tables.some((t) => t.table === 'mangle' && t.chains.some((c) => c.name === AmbientChain.prerouting));
-  return rules.iptables.some((b) => prert(b) || liveRules(b).some((r) => r.match.some(isZtunnelMark)));
+  return rules.iptables.some((b) => detectLayout(b.tables) === 'ambient');
 }
 
 const entersInbound = (r: ParsedRule) => r.chain === 'PREROUTING' && targetName(r.target) === Chain.inbound;
