@@ -104,7 +104,7 @@ const NO_OPTION_EXTENSIONS = new Set(['NOTRACK', 'AUDIT', 'CHECKSUM', 'CLASSIFY'
 
 type ExtensionTarget = Exclude<InspectedTarget['k'], 'jump' | 'goto' | 'observe' | 'other' | 'none'>;
 const EXTENSION_NAMES: Record<ExtensionTarget, string> = {
-  redirect: 'REDIRECT', 'set-mark': 'MARK', connmark: 'CONNMARK', 'connmark-set': 'CONNMARK', tproxy: 'TPROXY', snat: 'SNAT', 'ct-zone': 'CT', reject: 'REJECT', masquerade: 'MASQUERADE', dnat: 'DNAT',
+  redirect: 'REDIRECT', 'set-mark': 'MARK', connmark: 'CONNMARK', 'connmark-set': 'CONNMARK', tproxy: 'TPROXY', snat: 'SNAT', 'ct-zone': 'CT', reject: 'REJECT', masquerade: 'MASQUERADE', dnat: 'DNAT', notrack: 'NOTRACK',
 };
 
 /** The name a rule's `-j` / `-g` gives: a chain, a verdict or a target extension; undefined without a target. */

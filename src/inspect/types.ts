@@ -15,6 +15,8 @@ export type ExtraClause =
   | { readonly k: 'set-match'; readonly not: boolean; readonly name: string; readonly dirs: readonly ('src' | 'dst')[] }
   | { readonly k: 'state'; readonly not: boolean; readonly states: readonly string[] }
   | { readonly k: 'tcp-flags'; readonly not: boolean; readonly mask: readonly string[]; readonly comp: readonly string[] }
+  /** nft's `ip …` / `ip6 …` in an `inet` table: the rule matches only packets of that family. */
+  | { readonly k: 'nfproto'; readonly family: Family }
   /** A match module (or option) the parser does not understand: kept as its tokens. */
   | { readonly k: 'foreign'; readonly module: string; readonly tokens: readonly string[] };
 
@@ -29,6 +31,8 @@ export type ExtraTarget =
   | { readonly k: 'dnat'; readonly addr: Cidr | undefined; readonly port: number | undefined }
   /** LOG, NFLOG, TRACE: no effect on the packet. */
   | { readonly k: 'observe'; readonly name: string }
+  /** nft's `notrack`: the connection is untracked, so no nat chain sees it. */
+  | { readonly k: 'notrack' }
   /** A target (or target option) the parser does not understand. */
   | { readonly k: 'other'; readonly name: string; readonly tokens: readonly string[] };
 
@@ -45,17 +49,30 @@ export interface ParsedRule {
   readonly target: InspectedTarget;
   /** The match and target tokens as printed (after `-A CHAIN`), joined by single spaces. */
   readonly spec: string;
+  /** The whole rule as its source printed it, when that is not `-A CHAIN spec` (an nft rule line). */
+  readonly printed?: string;
+}
+
+/** An nft base chain's hook line: where the kernel enters it, and in which order. */
+export interface BaseHook {
+  readonly type: string;
+  readonly hook: string;
+  readonly priority: number;
 }
 
 export interface ParsedChain {
   readonly name: string;
   /** ACCEPT / DROP for builtin chains; undefined for user chains (`-`). */
   readonly policy: string | undefined;
+  /** An nft base chain's hook (iptables' builtin chains are known by name). */
+  readonly base?: BaseHook;
 }
 
 export interface ParsedTable {
   readonly family: Family;
   readonly table: Table;
+  /** How trace names the table when it is not iptables' own: `inet istio-proxy-nat`. */
+  readonly label?: string;
   readonly chains: readonly ParsedChain[];
   readonly rules: readonly ParsedRule[];
 }
@@ -72,5 +89,5 @@ export function tableOf(rs: Ruleset, family: Family, table: Table): ParsedTable 
 }
 
 export function ruleText(r: ParsedRule): string {
-  return `-A ${r.chain} ${r.spec}`.trimEnd();
+  return r.printed ?? `-A ${r.chain} ${r.spec}`.trimEnd();
 }

@@ -1,4 +1,3 @@
-import type { Table } from '../model/rule.js';
 import type { ParsedRule, ParsedTable } from '../inspect/types.js';
 import { ruleText } from '../inspect/types.js';
 import { evaluateMatch } from './match.js';
@@ -13,7 +12,10 @@ export type HookOutcome =
 
 export interface HookContext {
   readonly table: ParsedTable;
+  /** The kernel hook, as iptables names it (`OUTPUT`). */
   readonly hook: string;
+  /** The chain the hook enters, when it is not named after the hook (an nft base chain). */
+  readonly entry?: string;
   readonly env: TraceEnv;
   readonly purposeOf: (r: ParsedRule) => string | undefined;
   readonly record: (s: Step) => void;
@@ -21,8 +23,10 @@ export interface HookContext {
 
 const MAX_STEPS = 10_000;
 
-function unknownAt(r: ParsedRule, reason: string): HookOutcome {
-  return { k: 'unknown', verdict: { k: 'unknown', table: r.table, chain: r.chain, rule: ruleText(r), reason } };
+const tableName = (t: ParsedTable): string => t.label ?? t.table;
+
+function unknownAt(r: ParsedRule, ctx: HookContext, reason: string): HookOutcome {
+  return { k: 'unknown', verdict: { k: 'unknown', table: tableName(ctx.table), chain: r.chain, rule: ruleText(r), reason } };
 }
 
 const xmark = (value: number, mark: number, mask: number) => ((value & ~mask) ^ mark) >>> 0;
@@ -38,9 +42,9 @@ function applyTarget(r: ParsedRule, p: Packet, ctx: HookContext): Effect {
       if (t.chain === 'ACCEPT') return { k: 'accept', packet: p };
       if (t.chain === 'DROP') return { k: 'drop', packet: p };
       if (t.chain === 'RETURN') return { k: 'return', packet: p };
-      return chains.has(t.chain) ? { k: 'enter', chain: t.chain, goto: false, packet: p } : unknownAt(r, `chain ${t.chain} does not exist`);
+      return chains.has(t.chain) ? { k: 'enter', chain: t.chain, goto: false, packet: p } : unknownAt(r, ctx, `chain ${t.chain} does not exist`);
     case 'goto':
-      return chains.has(t.chain) ? { k: 'enter', chain: t.chain, goto: true, packet: p } : unknownAt(r, `chain ${t.chain} does not exist`);
+      return chains.has(t.chain) ? { k: 'enter', chain: t.chain, goto: true, packet: p } : unknownAt(r, ctx, `chain ${t.chain} does not exist`);
     case 'reject':
       return { k: 'drop', packet: p };
     case 'redirect': {
@@ -67,12 +71,14 @@ function applyTarget(r: ParsedRule, p: Packet, ctx: HookContext): Effect {
       return { k: 'continue', packet: t.op === 'save' ? { ...p, ctmark: p.mark } : { ...p, mark: p.ctmark } };
     case 'connmark-set':
       return { k: 'continue', packet: { ...p, ctmark: xmark(p.ctmark, t.mark, t.mask) } };
+    case 'notrack':
+      return { k: 'continue', packet: { ...p, untracked: true } };
     case 'ct-zone':
     case 'observe':
     case 'none':
       return { k: 'continue', packet: p };
     case 'other':
-      return unknownAt(r, `target ${t.name} is not one trace can follow`);
+      return unknownAt(r, ctx, `target ${t.name} is not one trace can follow`);
   }
 }
 
@@ -83,13 +89,14 @@ function applyTarget(r: ParsedRule, p: Packet, ctx: HookContext): Effect {
 export function walkHook(packet: Packet, ctx: HookContext): HookOutcome {
   const byChain = new Map<string, ParsedRule[]>();
   for (const r of ctx.table.rules) byChain.set(r.chain, [...(byChain.get(r.chain) ?? []), r]);
-  const policy = ctx.table.chains.find((c) => c.name === ctx.hook)?.policy ?? 'ACCEPT';
-  const stack: { chain: string; next: number }[] = [{ chain: ctx.hook, next: 0 }];
+  const entry = ctx.entry ?? ctx.hook;
+  const policy = ctx.table.chains.find((c) => c.name === entry)?.policy ?? 'ACCEPT';
+  const stack: { chain: string; next: number }[] = [{ chain: entry, next: 0 }];
   let p = packet;
-  const table: Table = ctx.table.table;
+  const table = tableName(ctx.table);
   const endOfBuiltin = (): HookOutcome => {
     if (policy !== 'DROP') return { k: 'accept', packet: p };
-    ctx.record({ table, chain: ctx.hook, rule: `-P ${ctx.hook} DROP` });
+    ctx.record({ table, chain: entry, rule: ctx.table.label === undefined ? `-P ${entry} DROP` : 'policy drop' });
     return { k: 'drop', packet: p };
   };
   for (let steps = 0; steps < MAX_STEPS; steps++) {
@@ -107,7 +114,7 @@ export function walkHook(packet: Packet, ctx: HookContext): HookOutcome {
     // An undecidable rule ends the path too: it is the rule the verdict names.
     const purpose = ctx.purposeOf(r);
     ctx.record({ table, chain: r.chain, rule: ruleText(r), ...(purpose === undefined ? {} : { purpose }) });
-    if (m === 'unknown') return unknownAt(r, 'it has a match trace cannot evaluate');
+    if (m === 'unknown') return unknownAt(r, ctx, 'it has a match trace cannot evaluate');
     const e = applyTarget(r, p, ctx);
     if (e.k === 'continue') p = e.packet;
     else if (e.k === 'enter') {
@@ -120,5 +127,5 @@ export function walkHook(packet: Packet, ctx: HookContext): HookOutcome {
       if (stack.length === 0) return endOfBuiltin();
     } else return e;
   }
-  return { k: 'unknown', verdict: { k: 'unknown', table, chain: ctx.hook, rule: '', reason: 'the walk did not end (a jump loop)' } };
+  return { k: 'unknown', verdict: { k: 'unknown', table, chain: entry, rule: '', reason: 'the walk did not end (a jump loop)' } };
 }

@@ -108,6 +108,8 @@ export function evaluateClause(c: InspectedClause, p: Packet, env: TraceEnv): Tr
       const ok = all(c.mask).every((f) => set.has(f) === all(c.comp).includes(f));
       return flip(ok, c.not);
     }
+    case 'nfproto':
+      return p.family === c.family;
     case 'foreign':
       return 'unknown';
     default:

@@ -21,6 +21,8 @@ export interface Packet {
   readonly outIface: string;
   /** Conntrack status bits beyond NEW that nat set on this connection. */
   readonly natted: { readonly dnat: boolean; readonly snat: boolean };
+  /** nft's `notrack` ran: no nat chain sees the packet. */
+  readonly untracked?: boolean;
 }
 
 /** What the walk may read besides the packet: ipset members, when the sets could be read. */

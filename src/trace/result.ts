@@ -3,7 +3,8 @@ import type { Table } from '../model/rule.js';
 
 /** One line of the walk: a rule that matched (or a policy that decided), with its purpose when it is ours. */
 export interface Step {
-  readonly table: Table;
+  /** iptables' table name, or an nft table as `inet istio-proxy-nat`. */
+  readonly table: Table | string;
   readonly chain: string;
   /** The rule as iptables-save prints it (`-A CHAIN …`), or `-P CHAIN POLICY` for a policy. */
   readonly rule: string;
@@ -15,7 +16,7 @@ export type Verdict =
   | { readonly k: 'tproxy'; readonly port: number }
   | { readonly k: 'pass'; readonly to?: string }
   | { readonly k: 'drop' }
-  | { readonly k: 'unknown'; readonly table: Table; readonly chain: string; readonly rule: string; readonly reason: string };
+  | { readonly k: 'unknown'; readonly table: Table | string; readonly chain: string; readonly rule: string; readonly reason: string };
 
 export interface TraceResult {
   readonly family: Family;

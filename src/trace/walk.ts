@@ -1,6 +1,6 @@
 import type { Family } from '../model/cidr.js';
-import type { Table } from '../model/rule.js';
 import type { ParsedRule, ParsedTable } from '../inspect/types.js';
+import { orderBaseChains, type BaseChain, type Hook } from './base-chains.js';
 import { walkHook } from './chain-walk.js';
 import type { Packet, TraceEnv } from './packet.js';
 import type { Step, TraceResult, Verdict } from './result.js';
@@ -15,14 +15,15 @@ export interface Flow {
   readonly local: boolean;
 }
 
-type Hook = readonly [Table, string];
+interface Leg {
+  readonly hooks: readonly Hook[];
+  /** A locally sent packet back in on lo: nat was decided on the way out, so no nat chain is consulted. */
+  readonly nat: boolean;
+}
 
-/** Outbound: local output, then postrouting. */
-const OUTPUT_PATH: readonly Hook[] = [['raw', 'OUTPUT'], ['mangle', 'OUTPUT'], ['nat', 'OUTPUT'], ['filter', 'OUTPUT'], ['mangle', 'POSTROUTING'], ['nat', 'POSTROUTING']];
-/** A locally sent packet back in on lo: nat was decided on the way out, so nat PREROUTING/INPUT are not consulted. */
-const LOOPBACK_IN_PATH: readonly Hook[] = [['raw', 'PREROUTING'], ['mangle', 'PREROUTING'], ['mangle', 'INPUT'], ['filter', 'INPUT']];
-/** A packet arriving for a local address. */
-const INBOUND_PATH: readonly Hook[] = [['raw', 'PREROUTING'], ['mangle', 'PREROUTING'], ['nat', 'PREROUTING'], ['mangle', 'INPUT'], ['nat', 'INPUT'], ['filter', 'INPUT']];
+const OUTPUT_LEG: Leg = { hooks: ['OUTPUT', 'POSTROUTING'], nat: true };
+const LOOPBACK_IN_LEG: Leg = { hooks: ['PREROUTING', 'INPUT'], nat: false };
+const INBOUND_LEG: Leg = { hooks: ['PREROUTING', 'INPUT'], nat: true };
 
 interface Walked {
   readonly packet: Packet;
@@ -30,35 +31,44 @@ interface Walked {
   readonly end: Verdict | undefined;
 }
 
-function walkPath(hooks: readonly Hook[], start: Packet, tables: readonly ParsedTable[], env: TraceEnv, purposeOf: (r: ParsedRule) => string | undefined, path: Step[], capture0: Verdict | undefined): Walked {
+/** A nat chain is skipped once the hook's kind of nat binding exists (the kernel stops at the first binding). */
+function seesNat(c: BaseChain, p: Packet, leg: Leg): boolean {
+  if (!leg.nat || p.untracked === true) return false;
+  return c.hook === 'PREROUTING' || c.hook === 'OUTPUT' ? !p.natted.dnat : !p.natted.snat;
+}
+
+function walkLeg(leg: Leg, start: Packet, chains: readonly BaseChain[], env: TraceEnv, purposeOf: (r: ParsedRule) => string | undefined, path: Step[], capture0: Verdict | undefined): Walked {
   let packet = start;
   let capture = capture0;
-  for (const [name, hook] of hooks) {
-    const table = tables.find((t) => t.table === name && t.family === start.family);
-    if (table === undefined) continue;
-    const out = walkHook(packet, { table, hook, env, purposeOf, record: (s) => path.push(s) });
-    if (out.k === 'unknown') return { packet, capture, end: out.verdict };
-    packet = out.packet;
-    if (out.k === 'drop') return { packet, capture, end: { k: 'drop' } };
-    // A socket TPROXY picked is kept whatever nat does afterwards.
-    if (out.capture !== undefined && capture?.k !== 'tproxy') capture = out.capture;
+  for (const hook of leg.hooks) {
+    for (const c of chains.filter((x) => x.hook === hook)) {
+      if (c.nat && !seesNat(c, packet, leg)) continue;
+      const out = walkHook(packet, { table: c.table, hook, entry: c.entry, env, purposeOf, record: (s) => path.push(s) });
+      if (out.k === 'unknown') return { packet, capture, end: out.verdict };
+      packet = out.packet;
+      if (out.k === 'drop') return { packet, capture, end: { k: 'drop' } };
+      // A socket TPROXY picked is kept whatever nat does afterwards.
+      if (out.capture !== undefined && capture?.k !== 'tproxy') capture = out.capture;
+    }
   }
   return { packet, capture, end: undefined };
 }
 
 /**
- * The kernel's walk of a new connection's first packet through every hook and table, in the kernel's order,
+ * The kernel's walk of a new connection's first packet through every hook, entering each hook's chains in
+ * priority order (iptables' tables and native nft base chains alike: an accept ends one chain, a drop all),
  * over one family's rules: outbound through OUTPUT and POSTROUTING and, for a local destination (or after a
  * REDIRECT), back in on lo; inbound through PREROUTING and INPUT. Pure.
  */
 export function traceFlow(flow: Flow, tables: readonly ParsedTable[], env: TraceEnv, purposeOf: (r: ParsedRule) => string | undefined = () => undefined): TraceResult {
   const family: Family = flow.packet.family;
+  const chains = orderBaseChains(tables, family);
   const path: Step[] = [];
   const finish = (w: Walked): TraceResult => ({ family, path, verdict: w.end ?? w.capture ?? { k: 'pass' } });
-  if (flow.direction === 'inbound') return finish(walkPath(INBOUND_PATH, flow.packet, tables, env, purposeOf, path, undefined));
-  const out = walkPath(OUTPUT_PATH, flow.packet, tables, env, purposeOf, path, undefined);
+  if (flow.direction === 'inbound') return finish(walkLeg(INBOUND_LEG, flow.packet, chains, env, purposeOf, path, undefined));
+  const out = walkLeg(OUTPUT_LEG, flow.packet, chains, env, purposeOf, path, undefined);
   const local = flow.local || out.capture?.k === 'redirect';
   if (out.end !== undefined || !local) return finish(out);
   const back = { ...out.packet, inIface: 'lo', outIface: '', owner: undefined };
-  return finish(walkPath(LOOPBACK_IN_PATH, back, tables, env, purposeOf, path, out.capture));
+  return finish(walkLeg(LOOPBACK_IN_LEG, back, chains, env, purposeOf, path, out.capture));
 }
