@@ -4,6 +4,10 @@ import { rulesFor } from '../model/chains.js';
 import { parseRuleSpec, tokenize } from '../inspect/rule-spec.js';
 import type { InspectedClause, ParsedRule } from '../inspect/types.js';
 import { appliedRules } from '../model/ownership.js';
+import { nftChainName } from '../model/nft/layout.js';
+import type { Family, Rule } from '../model/rule.js';
+import { spellNftRule } from '../render/nft-spell.js';
+import { kernelRuleText } from '../render/nft-transaction.js';
 import { buildProgram } from './program.js';
 import { loadCommand } from './commands.js';
 
@@ -47,10 +51,19 @@ export function buildPurposeLookup(layout: 'sidecar' | 'ambient'): (r: ParsedRul
         if (!exact.has(key)) exact.set(key, rule.purpose);
         const shape = shapeOf({ family, table: rule.table, chain: rule.chain, match, target });
         if (!shapes.has(shape)) shapes.set(shape, rule.purpose);
+        const nft = nftKey(rule, family, layout, argv);
+        if (nft !== undefined && !exact.has(nft)) exact.set(nft, rule.purpose);
       }
     }
   }
   return (r) => exact.get(`${r.family} ${r.table} ${r.chain} ${r.spec}`) ?? shapes.get(shapeOf(r));
+}
+
+/** The rule as nft 1.0.6 lists it in native nftables mode (the key an nft ParsedRule's spec meets), if it has one. */
+function nftKey(rule: Rule, family: Family, layout: 'sidecar' | 'ambient', argv: readonly string[]): string | undefined {
+  if (argv[0] === 'ambient-host' || (layout === 'ambient' && argv.includes('tproxy'))) return undefined;
+  const words = spellNftRule(rule, { mode: layout, family });
+  return words === undefined ? undefined : `${family} ${rule.table} ${nftChainName(layout, rule.chain)} ${kernelRuleText(words)}`;
 }
 
 /** Subcommand first, then `-n` (dry run): commander reads `ambient -n …`, not `-n ambient …`. */

@@ -2,6 +2,7 @@ import { CommandError } from '../errors.js';
 import { binaryName, chooseBackend, hintFor, holdsRules, type Backend } from '../exec/detect.js';
 import type { RunResult, Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
+import { parseNftRuleset, type NftRules } from './nft-ruleset.js';
 import { parseNftTables, type NftTable } from './nft-tables.js';
 import { parseSaveText } from './save-text.js';
 import type { ParsedTable } from './types.js';
@@ -37,6 +38,8 @@ export interface NamespaceRules {
   readonly walked: ReadonlyMap<Family, WalkedRules | CommandError>;
   /** Tables of `nft list ruleset` (iptables-nft's own included); empty when not asked for or nft is missing. */
   readonly nftTables: readonly NftTable[];
+  /** The native nftables tables' rules (`nft list ruleset`), when asked for and nft ran. */
+  readonly nftRules?: NftRules;
   /** Commands that could not run, as `iptables-legacy-save: <first stderr line>` (`nft: …` for nft). */
   readonly unreadable: readonly string[];
 }
@@ -45,6 +48,8 @@ export interface RulesRequest {
   readonly families: readonly Family[];
   /** Also list the native nftables tables. */
   readonly nftTables: boolean;
+  /** Also read the native nftables tables' rules (trace). */
+  readonly nftRules?: boolean;
 }
 
 /** The backend a walk covers, chosen as the apply path chooses it (else plain); nft named too when it holds rules as well. */
@@ -68,9 +73,10 @@ const failure = (cmd: string, r: RunResult) => `${cmd}: ${firstLine(r.stderr) ||
 /** Reads the rules of the asked families in every backend, and the native nftables tables if asked. Never writes. */
 export async function readNamespaceRules(runner: Runner, request: RulesRequest): Promise<NamespaceRules> {
   const combos = request.families.flatMap((family) => BACKENDS.map((backend) => ({ family, backend, cmd: binaryName(family, backend, 'save') })));
-  const [saves, nft] = await Promise.all([
+  const [saves, nft, nftText] = await Promise.all([
     Promise.all(combos.map(async (c) => ({ ...c, result: await runner.run(c.cmd, []) }))),
     request.nftTables ? runner.run('nft', ['-j', 'list', 'ruleset']) : undefined,
+    request.nftRules === true ? runner.run('nft', ['list', 'ruleset']) : undefined,
   ]);
   const iptables: BackendRules[] = [];
   const unreadable: string[] = [];
@@ -78,13 +84,14 @@ export async function readNamespaceRules(runner: Runner, request: RulesRequest):
     if (s.result.exitCode === 0) iptables.push({ backend: s.backend, family: s.family, tables: parseSaveText(s.result.stdout, s.family).tables });
     else unreadable.push(failure(s.cmd, s.result));
   }
-  if (nft !== undefined && nft.exitCode !== 0) unreadable.push(failure('nft', nft));
+  for (const n of [nft, nftText]) if (n !== undefined && n.exitCode !== 0) unreadable.push(failure('nft', n));
   const walked = new Map<Family, WalkedRules | CommandError>();
   for (const family of request.families) {
     const save = (backend: IptablesBackend) => saves.find((s) => s.family === family && s.backend === backend)?.result;
     walked.set(family, chooseWalked(iptables.filter((b) => b.family === family), save('legacy'), save('nft')) ?? (await readPlain(runner, family, save('nft'))));
   }
-  return { iptables, walked, nftTables: nft?.exitCode === 0 ? parseNftTables(nft.stdout) : [], unreadable };
+  const nftRules = nftText?.exitCode === 0 ? { nftRules: parseNftRuleset(nftText.stdout) } : {};
+  return { iptables, walked, nftTables: nft?.exitCode === 0 ? parseNftTables(nft.stdout) : [], ...nftRules, unreadable };
 }
 
 /** The rules a walk of `family` covers; throws the save's error when no backend of that family could be read. */

@@ -19,7 +19,7 @@ function reasonOf(step: Step | undefined, p: Packet): string {
   const owner = p.owner;
   switch (step?.purpose) {
     case 'skip-proxy-owner':
-      return step.rule.includes('--gid-owner') ? `gid ${owner?.gid ?? '?'} is the proxy's group` : `uid ${owner?.uid ?? '?'} is the proxy`;
+      return /--gid-owner|meta skgid /.test(step.rule) ? `gid ${owner?.gid ?? '?'} is the proxy's group` : `uid ${owner?.uid ?? '?'} is the proxy`;
     case 'skip-localhost':
       return 'the destination is localhost';
     case 'skip-app-lo':
@@ -52,7 +52,8 @@ function reasonOf(step: Step | undefined, p: Packet): string {
   }
 }
 
-const LETS_GO = /-j (RETURN|ACCEPT)$/;
+/** A rule that lets the packet go: iptables' `-j RETURN|ACCEPT`, nft's `return|accept`. */
+const LETS_GO = /(-j (RETURN|ACCEPT)| ?\b(return|accept))$/;
 
 /** The verdict in words: `redirected to local port 15001 (Envoy outbound)`, `passes uncaptured: uid 1337 is the proxy`. */
 export function describeVerdict(result: TraceResult, packet: Packet, layout: Layout): string {
