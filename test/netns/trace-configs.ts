@@ -67,6 +67,13 @@ export function randomAmbient(rng: Rng): TraceConfig {
   return { title: args.join(' '), args, ipv6, ambient: true };
 }
 
+/** An ambient config in native nftables mode: nft has only the redirect layout. */
+export function randomNftAmbient(rng: Rng): TraceConfig {
+  const ipv6 = chance(rng, 0.5);
+  const args = ['ambient', '--inbound', 'redirect', pick(rng, ['--redirect-dns=false', '--redirect-dns']), '--ipv6', ipv6 ? 'on' : 'off'];
+  return { title: args.join(' '), args, ipv6, ambient: true };
+}
+
 /** Who opens an outbound connection: uid, gid, socket mark, and a source to bind (Envoy's passthrough). */
 export interface Sender {
   readonly name: string;

@@ -1,12 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { requireRoot } from '../helpers/netns.js';
-import { PodTopology } from '../helpers/topology.js';
+import type { PodTopology } from '../helpers/topology.js';
 import { makeRng, randomAmbient, randomFlows, randomSidecar, type TraceConfig } from './trace-configs.js';
 import { kernelWalk } from './trace-witness.js';
-import { applyConfig, connectAll, landingOf, mapLimited, predictedLanding, startListeners, traceArgs, traceInProcess, traceProcess } from './trace-harness.js';
+import { applyConfig, connectAll } from './trace-harness.js';
+import { countVerdicts, runTraceRound } from './trace-round.js';
 
 requireRoot();
 
@@ -43,36 +44,25 @@ for (const backend of ['nft', 'legacy'] as const) {
     configsFor(backend).forEach((cfg, index) => {
       it(`predicts where every connection lands: ${cfg.title}`, async () => {
         const flows = randomFlows(makeRng(SEED + index * 7919 + (backend === 'nft' ? 0 : 104729)), cfg, FLOWS_PER_CONFIG);
-        const t = await PodTopology.create();
-        try {
-          await startListeners(t);
-          await applyConfig(t, cfg, backend);
-          const dump = join(dir, `dump-${index}.save`);
-          writeFileSync(dump, await dumpOf(t, backend));
-          const observed = (await connectAll(t, flows)).map(landingOf);
-          const live = await mapLimited(flows, 4, (f) => traceInProcess(traceArgs(f, ['--netns', t.pod.path], false)));
-          const fromDump = await mapLimited(flows, 4, (f) => traceInProcess(traceArgs(f, ['--rules', dump], true)));
-          const viaProcess = await mapLimited(flows.slice(0, PROCESS_FLOWS), 2, (f) => traceProcess(traceArgs(f, ['--netns', t.pod.path], false)));
-          const rows = flows.map((f, i) => {
-            const want = observed[i] ?? 'missing';
-            const guesses = [live[i], fromDump[i], viaProcess[i]].filter((x) => x !== undefined).map((x) => predictedLanding(f, x));
-            return { flow: `${f.direction} ${f.sender.name} -> ${f.dst}:${f.dport}`, kernel: want, trace: guesses, ok: guesses.every((g) => g === want) };
-          });
-          for (const v of live) verdicts.set(`${v.verdict}${v.port === undefined ? '' : ` ${v.port}`}`, (verdicts.get(`${v.verdict}${v.port === undefined ? '' : ` ${v.port}`}`) ?? 0) + 1);
-          agreed += rows.filter((r) => r.ok).length;
-          total += rows.length;
-          const wrong = rows.flatMap((r, i) => (r.ok ? [] : [{ ...r, path: live[i]?.path.map((s) => `${s.table} ${s.rule}`) }]));
+        const { rows, live } = await runTraceRound({
+          flows,
+          apply: (t) => applyConfig(t, cfg, backend),
+          dump: (t) => dumpOf(t, backend),
+          dumpFile: join(dir, `dump-${index}.save`),
+          processFlows: PROCESS_FLOWS,
           // A second witness for a disagreement: the rules the kernel itself reports it ran (nft only).
-          if (backend === 'nft') {
+          explain: async (t, wrong) => {
+            if (backend !== 'nft') return;
             for (const w of wrong.slice(0, 3)) {
-              const f = flows[rows.findIndex((r) => r.flow === w.flow)] as (typeof flows)[number];
+              const f = flows[findFlow(flows, w.flow)] as (typeof flows)[number];
               Object.assign(w, { kernelPath: await kernelWalk(t.pod, [f.dport], () => connectAll(t, [f])) });
             }
-          }
-          expect(wrong).toEqual([]);
-        } finally {
-          await t.destroy();
-        }
+          },
+        });
+        countVerdicts(verdicts, live);
+        agreed += rows.filter((r) => r.ok).length;
+        total += rows.length;
+        expect(rows.filter((r) => !r.ok)).toEqual([]);
       });
     });
 
@@ -83,4 +73,8 @@ for (const backend of ['nft', 'legacy'] as const) {
       expect(agreed).toBe(total);
     });
   });
+}
+
+function findFlow(flows: readonly { direction: string; sender: { name: string }; dst: string; dport: number }[], flow: string): number {
+  return flows.findIndex((f) => `${f.direction} ${f.sender.name} -> ${f.dst}:${f.dport}` === flow);
 }

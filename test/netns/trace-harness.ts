@@ -24,8 +24,9 @@ export async function startListeners(t: PodTopology): Promise<void> {
   ]);
 }
 
-export async function applyConfig(t: PodTopology, cfg: TraceConfig, backend: 'nft' | 'legacy'): Promise<void> {
-  const r = await t.meshcap([...cfg.args, '--force-iptables-binary', backend]);
+/** Applies a config with one iptables backend, or (`native`) as native nftables tables. */
+export async function applyConfig(t: PodTopology, cfg: TraceConfig, backend: 'nft' | 'legacy' | 'native'): Promise<void> {
+  const r = await t.meshcap([...cfg.args, ...(backend === 'native' ? ['--native-nftables'] : ['--force-iptables-binary', backend])]);
   if (r.exitCode !== 0) throw new Error(`meshcap ${cfg.title} exited ${r.exitCode}: ${r.stderr}`);
 }
 

@@ -8,7 +8,7 @@ const dir = mkdtempSync(join(tmpdir(), 'meshcap-nft-trace-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function nftDump(argv: readonly string[]): Promise<string> {
-  const dry = await runCli(argv);
+  const dry = await runCli([...argv]);
   expect(dry.code).toBe(0);
   const file = join(dir, `${argv.join('_').replace(/[^a-z0-9]+/gi, '_')}.list`);
   writeFileSync(file, dry.stdout);

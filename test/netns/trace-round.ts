@@ -1,0 +1,68 @@
+/**
+ * One round of a trace differential suite, shared by the iptables and the native nftables suites: listeners up,
+ * the config applied for real, a dump taken, every flow made for real, and `meshcap trace` (live, from the
+ * dump, and a few through the built executable) compared with where each connection landed.
+ */
+import { writeFileSync } from 'node:fs';
+import { PodTopology } from '../helpers/topology.js';
+import type { TraceFlowCase } from './trace-configs.js';
+import { connectAll, landingOf, mapLimited, predictedLanding, startListeners, traceArgs, traceInProcess, traceProcess, type TraceJson } from './trace-harness.js';
+
+export interface Row {
+  readonly flow: string;
+  readonly kernel: string;
+  readonly trace: readonly string[];
+  readonly ok: boolean;
+  readonly path?: readonly string[];
+}
+
+export interface RoundSpec {
+  readonly flows: readonly TraceFlowCase[];
+  readonly apply: (t: PodTopology) => Promise<void>;
+  /** The namespace's rules as text, written to `dumpFile` for `trace --rules`. */
+  readonly dump: (t: PodTopology) => Promise<string>;
+  readonly dumpFile: string;
+  /** Flows also traced through the built executable. */
+  readonly processFlows: number;
+  /** Called with the disagreements while the namespace still exists (a second witness may look). */
+  readonly explain?: (t: PodTopology, wrong: Row[]) => Promise<void>;
+}
+
+export interface RoundResult {
+  readonly rows: readonly Row[];
+  readonly live: readonly TraceJson[];
+}
+
+/** Runs one round in a fresh pod topology, destroyed afterwards even on failure. */
+export async function runTraceRound(spec: RoundSpec): Promise<RoundResult> {
+  const t = await PodTopology.create();
+  try {
+    await startListeners(t);
+    await spec.apply(t);
+    writeFileSync(spec.dumpFile, await spec.dump(t));
+    const { flows } = spec;
+    const observed = (await connectAll(t, flows)).map(landingOf);
+    const live = await mapLimited(flows, 4, (f) => traceInProcess(traceArgs(f, ['--netns', t.pod.path], false)));
+    const fromDump = await mapLimited(flows, 4, (f) => traceInProcess(traceArgs(f, ['--rules', spec.dumpFile], true)));
+    const viaProcess = await mapLimited(flows.slice(0, spec.processFlows), 2, (f) => traceProcess(traceArgs(f, ['--netns', t.pod.path], false)));
+    const rows = flows.map((f, i): Row => {
+      const want = observed[i] ?? 'missing';
+      const guesses = [live[i], fromDump[i], viaProcess[i]].filter((x) => x !== undefined).map((x) => predictedLanding(f, x));
+      const ok = guesses.length >= 2 && guesses.every((g) => g === want);
+      return { flow: `${f.direction} ${f.sender.name} -> ${f.dst}:${f.dport}`, kernel: want, trace: guesses, ok, ...(ok ? {} : { path: live[i]?.path.map((s) => `${s.table} ${s.chain}: ${s.rule}`) ?? [] }) };
+    });
+    const wrong = rows.filter((r) => !r.ok);
+    if (wrong.length > 0 && spec.explain !== undefined) await spec.explain(t, wrong);
+    return { rows, live };
+  } finally {
+    await t.destroy();
+  }
+}
+
+/** `redirect 15001: 12, pass: 30` — the verdict mix, to show the flows exercised more than one path. */
+export function countVerdicts(into: Map<string, number>, live: readonly TraceJson[]): void {
+  for (const v of live) {
+    const key = `${v.verdict}${v.port === undefined ? '' : ` ${v.port}`}`;
+    into.set(key, (into.get(key) ?? 0) + 1);
+  }
+}
