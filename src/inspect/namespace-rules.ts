@@ -2,7 +2,8 @@ import { CommandError } from '../errors.js';
 import { binaryName, chooseBackend, hintFor, holdsRules, type Backend } from '../exec/detect.js';
 import type { RunResult, Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
-import { parseNftRuleset, type NftRules } from './nft-ruleset.js';
+import { parseNftJson } from './nft-json.js';
+import { buildNftRules, type NftRules } from './nft-ruleset.js';
 import { parseNftTables, type NftTable } from './nft-tables.js';
 import { parseSaveText } from './save-text.js';
 import type { ParsedTable } from './types.js';
@@ -38,7 +39,7 @@ export interface NamespaceRules {
   readonly walked: ReadonlyMap<Family, WalkedRules | CommandError>;
   /** Tables of `nft list ruleset` (iptables-nft's own included); empty when not asked for or nft is missing. */
   readonly nftTables: readonly NftTable[];
-  /** The native nftables tables' rules (`nft list ruleset`), when asked for and nft ran. */
+  /** The native nftables tables' rules (from the same `nft -j list ruleset`), when asked for and nft ran. */
   readonly nftRules?: NftRules;
   /** Commands that could not run, as `iptables-legacy-save: <first stderr line>` (`nft: …` for nft). */
   readonly unreadable: readonly string[];
@@ -73,10 +74,9 @@ const failure = (cmd: string, r: RunResult) => `${cmd}: ${firstLine(r.stderr) ||
 /** Reads the rules of the asked families in every backend, and the native nftables tables if asked. Never writes. */
 export async function readNamespaceRules(runner: Runner, request: RulesRequest): Promise<NamespaceRules> {
   const combos = request.families.flatMap((family) => BACKENDS.map((backend) => ({ family, backend, cmd: binaryName(family, backend, 'save') })));
-  const [saves, nft, nftText] = await Promise.all([
+  const [saves, nft] = await Promise.all([
     Promise.all(combos.map(async (c) => ({ ...c, result: await runner.run(c.cmd, []) }))),
-    request.nftTables ? runner.run('nft', ['-j', 'list', 'ruleset']) : undefined,
-    request.nftRules === true ? runner.run('nft', ['list', 'ruleset']) : undefined,
+    request.nftTables || request.nftRules === true ? runner.run('nft', ['-j', 'list', 'ruleset']) : undefined,
   ]);
   const iptables: BackendRules[] = [];
   const unreadable: string[] = [];
@@ -84,14 +84,14 @@ export async function readNamespaceRules(runner: Runner, request: RulesRequest):
     if (s.result.exitCode === 0) iptables.push({ backend: s.backend, family: s.family, tables: parseSaveText(s.result.stdout, s.family).tables });
     else unreadable.push(failure(s.cmd, s.result));
   }
-  for (const n of [nft, nftText]) if (n !== undefined && n.exitCode !== 0) unreadable.push(failure('nft', n));
+  if (nft !== undefined && nft.exitCode !== 0) unreadable.push(failure('nft', nft));
   const walked = new Map<Family, WalkedRules | CommandError>();
   for (const family of request.families) {
     const save = (backend: IptablesBackend) => saves.find((s) => s.family === family && s.backend === backend)?.result;
     walked.set(family, chooseWalked(iptables.filter((b) => b.family === family), save('legacy'), save('nft')) ?? (await readPlain(runner, family, save('nft'))));
   }
-  const nftRules = nftText?.exitCode === 0 ? { nftRules: parseNftRuleset(nftText.stdout) } : {};
-  return { iptables, walked, nftTables: nft?.exitCode === 0 ? parseNftTables(nft.stdout) : [], ...nftRules, unreadable };
+  const nftRules = request.nftRules === true && nft?.exitCode === 0 ? { nftRules: buildNftRules(parseNftJson(nft.stdout)) } : {};
+  return { iptables, walked, nftTables: request.nftTables && nft?.exitCode === 0 ? parseNftTables(nft.stdout) : [], ...nftRules, unreadable };
 }
 
 /** The rules a walk of `family` covers; throws the save's error when no backend of that family could be read. */
