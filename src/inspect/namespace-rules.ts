@@ -12,7 +12,7 @@ import type { ParsedTable } from './types.js';
  * The one reader of a namespace's rules for the read side (trace, precheck): it changes nothing and takes no
  * lock, and every command goes through the caller's runner (which enters the namespace). Its sources: the
  * `*-save` output of both iptables backends per family, read by the one save-text parser; `nft -j list ruleset`
- * for the native nftables tables (their names, for now); and, for a family neither backend's save can read,
+ * for the native nftables tables (their names; for trace, their rules too); and, for a family neither backend's save can read,
  * plain `iptables-save` (an iptables without the -legacy/-nft names).
  */
 
