@@ -37,8 +37,7 @@ describe(`trace of native nftables against the kernel (seed ${SEED})`, () => {
       const { rows, live } = await runTraceRound({
         flows,
         apply: (t) => applyConfig(t, cfg, 'native'),
-        dump: async (t) => (await t.pod.run('nft', ['list', 'ruleset'])).stdout,
-        dumpFile: join(dir, `ruleset-${index}.nft`),
+        dump: { read: async (t) => (await t.pod.run('nft', ['list', 'ruleset'])).stdout, file: join(dir, `ruleset-${index}.nft`) },
         processFlows: PROCESS_FLOWS,
       });
       countVerdicts(verdicts, live);

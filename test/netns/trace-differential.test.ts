@@ -47,8 +47,7 @@ for (const backend of ['nft', 'legacy'] as const) {
         const { rows, live } = await runTraceRound({
           flows,
           apply: (t) => applyConfig(t, cfg, backend),
-          dump: (t) => dumpOf(t, backend),
-          dumpFile: join(dir, `dump-${index}.save`),
+          dump: { read: (t) => dumpOf(t, backend), file: join(dir, `dump-${index}.save`) },
           processFlows: PROCESS_FLOWS,
           // A second witness for a disagreement: the rules the kernel itself reports it ran (nft only).
           explain: async (t, wrong) => {
