@@ -57,3 +57,31 @@ describe('reading every backend', () => {
     expect(runner.calls).not.toContain('iptables-save');
   });
 });
+
+describe("reading a namespace's native nftables rules for trace", () => {
+  const json = JSON.stringify({
+    nftables: [
+      { table: { family: 'inet', name: 'istio-proxy-nat', handle: 1 } },
+      { table: { family: 'ip', name: 'nat', handle: 2 } },
+      { chain: { family: 'inet', table: 'istio-proxy-nat', name: 'output', handle: 1, type: 'nat', hook: 'output', prio: -100, policy: 'accept' } },
+      { rule: { family: 'inet', table: 'istio-proxy-nat', chain: 'output', handle: 2, expr: [{ match: { op: '==', left: { meta: { key: 'skuid' } }, right: 1337 } }, { counter: { packets: 0, bytes: 0 } }, { return: null }] } },
+    ],
+  });
+
+  it('takes the rules from the one nft -j list ruleset it runs, and lists the table names too', async () => {
+    const runner = scripted({ 'iptables-legacy-save': ok(), 'iptables-nft-save': ok(), 'nft -j list ruleset': ok(json) });
+    const r = await readNamespaceRules(runner, { families: ['ipv4'], nftTables: true, nftRules: true });
+    expect(r.nftTables.map((t) => t.name)).toEqual(['istio-proxy-nat', 'nat']);
+    expect(r.nftRules?.tables.map((t) => `${t.family} ${t.label ?? ''}`)).toEqual(['ipv4 inet istio-proxy-nat', 'ipv6 inet istio-proxy-nat']);
+    expect(r.nftRules?.tables[0]?.rules.map((x) => x.printed)).toEqual(['meta skuid 1337 counter return']);
+    expect(runner.calls.filter((c) => c.startsWith('nft'))).toEqual(['nft -j list ruleset']);
+  });
+
+  it('reads no nft rules unless asked, and reports nft that cannot run', async () => {
+    const quiet = await readNamespaceRules(scripted({ 'nft -j list ruleset': ok(json) }), { families: ['ipv4'], nftTables: true });
+    expect(quiet.nftRules).toBeUndefined();
+    const broken = await readNamespaceRules(scripted({ 'nft -j list ruleset': { exitCode: 1, stdout: '', stderr: 'nft: Operation not permitted' } }), { families: ['ipv4'], nftTables: false, nftRules: true });
+    expect(broken.nftRules).toBeUndefined();
+    expect(broken.unreadable).toContain('nft: nft: Operation not permitted');
+  });
+});
