@@ -26,9 +26,9 @@ function readText(file: string, stdin: () => string): string {
 }
 
 /** iptables tables hold rules: a rule anywhere, or a builtin chain whose policy is not ACCEPT. */
-const holdsAnyRule = (tables: readonly ParsedTable[]) => tables.some((t) => t.rules.length > 0 || t.chains.some((c) => c.policy !== undefined && c.policy !== 'ACCEPT'));
+const holdsIptablesRules = (tables: readonly ParsedTable[]) => tables.some((t) => t.rules.length > 0 || t.chains.some((c) => c.policy !== undefined && c.policy !== 'ACCEPT'));
 
-const nativeNames = (nft: NftRules, family: Family) => nft.tables.filter((t) => t.family === family).map((t) => t.label ?? t.table);
+const listNativeNames = (nft: NftRules, family: Family) => nft.tables.filter((t) => t.family === family).map((t) => t.label ?? t.table);
 
 /** A dump: `nft list ruleset` text (native tables) or iptables-save output, told apart by their first table line. */
 export function readDump(file: string, family: Family, stdin: () => string): Sources {
@@ -37,7 +37,7 @@ export function readDump(file: string, family: Family, stdin: () => string): Sou
     const nft = parseNftRuleset(text);
     if (nft.problems.length > 0) throw new ConfigError('--rules', file, `is not nft list ruleset output: ${nft.problems[0]}`);
     const tables = nft.tables.filter((t) => t.family === family);
-    return { tables, sets: nft.sets, route: undefined, notes: [`rules: native nftables (${nativeNames(nft, family).join(', ') || `no ${family} table`})`] };
+    return { tables, sets: nft.sets, route: undefined, notes: [`rules: native nftables (${listNativeNames(nft, family).join(', ') || `no ${family} table`})`] };
   }
   const rs = parseSaveText(text);
   if (rs.problems.length > 0) throw new ConfigError('--rules', file, `is not iptables-save or nft list ruleset output: ${rs.problems[0]}`);
@@ -63,9 +63,9 @@ export async function readLive(o: TraceOptions, netns: string | undefined, deps:
   const { rules, alsoHeld } = reader.walkedRules(read, family);
   const iptables = rules.tables.filter((t) => t.family === family);
   const native = read.nftRules?.tables.filter((t) => t.family === family) ?? [];
-  const notes = native.length === 0 || holdsAnyRule(iptables) ? [`rules: ${rules.backend} backend`] : [];
-  if (native.length > 0) notes.push(`rules: native nftables (${nativeNames(read.nftRules ?? { tables: [], sets: new Map(), problems: [] }, family).join(', ')})`);
-  if (native.length > 0 && holdsAnyRule(iptables)) notes.push(`note: iptables (${rules.backend}) and native nftables both hold rules; the walk enters both in the kernel's priority order`);
+  const notes = native.length === 0 || holdsIptablesRules(iptables) ? [`rules: ${rules.backend} backend`] : [];
+  if (native.length > 0) notes.push(`rules: native nftables (${listNativeNames(read.nftRules ?? { tables: [], sets: new Map(), problems: [] }, family).join(', ')})`);
+  if (native.length > 0 && holdsIptablesRules(iptables)) notes.push(`note: iptables (${rules.backend}) and native nftables both hold rules; the walk enters both in the kernel's priority order`);
   if (alsoHeld !== undefined) notes.push(`note: the ${alsoHeld} backend holds rules as well; the kernel runs both, this walk covers ${rules.backend}'s`);
   const [ipsets, route] = await Promise.all([live.readSetMembers(runner, setNames(iptables)), o.direction === 'outbound' ? live.routeGet(runner, formatAddress(o.dst.bytes), o.mark, o.uid) : undefined]);
   const sets = ipsets === undefined && native.length === 0 ? undefined : new Map([...(ipsets ?? []), ...(read.nftRules?.sets ?? [])]);

@@ -19,7 +19,7 @@ const FAMILIES: Record<string, readonly Family[]> = { inet: ['ipv4', 'ipv6'], ip
 export const isIptablesNftTable = (t: { family: string; name: string }): boolean => (t.family === 'ip' || t.family === 'ip6') && IPTABLES_NAMES.has(t.name);
 
 /** The model's table a native table plays (for purposes and verdicts): from its base chains' type and priority. */
-function tableKind(t: NftTableDoc): Table {
+function inferTableKind(t: NftTableDoc): Table {
   const bases = t.chains.flatMap((c) => (c.base === undefined ? [] : [c.base]));
   if (bases.some((b) => b.type === 'nat')) return 'nat';
   if (bases.some((b) => b.priority <= -300)) return 'raw';
@@ -28,8 +28,8 @@ function tableKind(t: NftTableDoc): Table {
 
 export const nftSetKey = (t: { family: string; name: string }, set: string): string => `${t.family} ${t.name} ${set}`;
 
-function tableFor(t: NftTableDoc, family: Family): ParsedTable {
-  const table = tableKind(t);
+function buildTable(t: NftTableDoc, family: Family): ParsedTable {
+  const table = inferTableKind(t);
   const label = `${t.family} ${t.name}`;
   const count = new Map<string, number>();
   const rules = t.rules.map((line): ParsedRule => {
@@ -45,7 +45,7 @@ function tableFor(t: NftTableDoc, family: Family): ParsedTable {
 /** The parsed document's native tables (iptables-nft's own left out) for each family they hold. */
 export function buildNftRules(doc: NftDoc): NftRules {
   const native = doc.tables.filter((t) => !isIptablesNftTable(t) && FAMILIES[t.family] !== undefined);
-  const tables = native.flatMap((t) => (FAMILIES[t.family] ?? []).map((f) => tableFor(t, f)));
+  const tables = native.flatMap((t) => (FAMILIES[t.family] ?? []).map((f) => buildTable(t, f)));
   const sets = new Map<string, Cidr[]>();
   for (const t of native) {
     for (const [name, elements] of t.sets) {

@@ -25,7 +25,7 @@ const IPTABLES_PRIORITY: Record<string, Partial<Record<Hook, number>>> = {
 
 const HOOKS: Record<string, Hook> = { prerouting: 'PREROUTING', input: 'INPUT', output: 'OUTPUT', postrouting: 'POSTROUTING' };
 
-function chainsOf(t: ParsedTable): BaseChain[] {
+function listBaseChains(t: ParsedTable): BaseChain[] {
   if (t.label === undefined) {
     return Object.entries(IPTABLES_PRIORITY[t.table] ?? {}).map(([hook, priority]) => ({ table: t, entry: hook, hook: hook as Hook, priority, nat: t.table === 'nat' }));
   }
@@ -40,6 +40,6 @@ function chainsOf(t: ParsedTable): BaseChain[] {
  * tables were given where priorities tie (iptables' tables before native nft ones, as the callers pass them).
  */
 export function orderBaseChains(tables: readonly ParsedTable[], family: Family): BaseChain[] {
-  const all = tables.filter((t) => t.family === family).flatMap(chainsOf);
+  const all = tables.filter((t) => t.family === family).flatMap(listBaseChains);
   return all.map((c, i) => ({ c, i })).sort((a, b) => a.c.priority - b.c.priority || a.i - b.i).map(({ c }) => c);
 }
