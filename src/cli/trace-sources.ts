@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { ConfigError, EnvironmentError } from '../errors.js';
 import type { TraceOptions } from '../config/trace.js';
-import { looksLikeNftText, parseNftRuleset, type NftRules } from '../inspect/nft-ruleset.js';
+import { parseNftJson } from '../inspect/nft-json.js';
+import { buildNftRules, looksLikeNftText, parseNftRuleset, type NftRules } from '../inspect/nft-ruleset.js';
 import { parseSaveText } from '../inspect/save-text.js';
 import type { ParsedTable } from '../inspect/types.js';
 import type { Cidr, Family } from '../model/cidr.js';
@@ -30,11 +31,12 @@ const holdsIptablesRules = (tables: readonly ParsedTable[]) => tables.some((t) =
 
 const listNativeNames = (nft: NftRules, family: Family) => nft.tables.filter((t) => t.family === family).map((t) => t.label ?? t.table);
 
-/** A dump: `nft list ruleset` text (native tables) or iptables-save output, told apart by their first table line. */
+/** A dump: `nft list ruleset` text or `nft -j` JSON (native tables), or iptables-save output, told apart by their shape. */
 export function readDump(file: string, family: Family, stdin: () => string): Sources {
   const text = readText(file, stdin);
-  if (looksLikeNftText(text)) {
-    const nft = parseNftRuleset(text);
+  const json = /^\s*\{\s*"nftables"/.test(text);
+  if (json || looksLikeNftText(text)) {
+    const nft = json ? buildNftRules(parseNftJson(text)) : parseNftRuleset(text);
     if (nft.problems.length > 0) throw new ConfigError('--rules', file, `is not nft list ruleset output: ${nft.problems[0]}`);
     const tables = nft.tables.filter((t) => t.family === family);
     return { tables, sets: nft.sets, route: undefined, notes: [`rules: native nftables (${listNativeNames(nft, family).join(', ') || `no ${family} table`})`] };

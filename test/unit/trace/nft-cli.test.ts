@@ -34,6 +34,15 @@ describe('meshcap trace --rules on an nft list ruleset dump', () => {
     expect(out.path.find((s) => s.rule.endsWith('redirect to :15001'))).toMatchObject({ table: 'inet istio-ambient-nat', chain: 'istio-output' });
   });
 
+  it('reads an nft -j list ruleset dump as well, to the same verdict', async () => {
+    const fixture = join(import.meta.dirname, '../../fixtures/nft-json');
+    const args = ['--dst', '203.0.113.9', '--dport', '443', '--uid', '1000', '--json'];
+    const fromJson = await runCli(['trace', '--rules', join(fixture, 'sidecar-tproxy.json'), ...args]);
+    const fromText = await runCli(['trace', '--rules', join(fixture, 'sidecar-tproxy.list'), ...args]);
+    expect(JSON.parse(fromJson.stdout)).toMatchObject({ verdict: 'redirect', port: 15001 });
+    expect(fromJson.stdout).toBe(fromText.stdout);
+  });
+
   it('answers unknown, naming the rule, for an nft statement it cannot follow', async () => {
     const file = join(dir, 'foreign.list');
     writeFileSync(file, 'table inet x {\n\tchain output {\n\t\ttype nat hook output priority -100; policy accept;\n\t\tmeta l4proto tcp fib daddr type local counter packets 0 bytes 0 redirect to :15001\n\t}\n}\n');
