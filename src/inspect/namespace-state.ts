@@ -20,7 +20,7 @@ export interface NamespaceState {
  */
 export async function readNamespaceState(runner: Runner, netnsPath: string): Promise<NamespaceState> {
   // Rules first: when no backend can be read, that is the error to report (not a later `ip` failure).
-  const rules = await readNamespaceRules(runner, { families: ['ipv4', 'ipv6'], nftTables: true });
+  const rules = await readNamespaceRules(runner, { families: ['ipv4', 'ipv6'], nftTables: true, nftRules: true });
   if (rules.iptables.length === 0 && rules.unreadable.some((u) => u.startsWith('nft:'))) {
     throw new CommandError({ command: 'iptables-save (legacy and nft) and nft list ruleset', exitCode: undefined, stderr: rules.unreadable.join('; '), hint: 'install iptables and nftables, and run with NET_ADMIN in the namespace' });
   }

@@ -1,10 +1,11 @@
 import { describeCode } from '../codes.js';
 import type { Finding } from '../findings.js';
-import { Port } from '../../model/names.js';
+import { Chain, Port } from '../../model/names.js';
 import type { BackendRules } from '../../inspect/namespace-rules.js';
 import type { FamilyRouting } from '../../inspect/routing.js';
 import { targetName } from '../../inspect/targets.js';
 import type { InspectedClause } from '../../inspect/types.js';
+import { chainIn, listSources, type RuleSource } from './rule-sources.js';
 import type { NamespaceState } from './state.js';
 import { captureJumps, hasIstioChains, isAmbient, isTproxySidecar, jumpsToOurs, liveRules, meshNftTables, recordedSpecs, tproxyMarks } from './rules-view.js';
 
@@ -53,7 +54,7 @@ const hasLocalDefault = (routing: FamilyRouting, table: string) => routing.route
 function checkTproxyRouting(state: NamespaceState): Finding[] {
   const out: Finding[] = [];
   const seen = new Set<string>();
-  for (const b of state.rules.iptables) {
+  for (const b of listSources(state.rules)) {
     const routing = state.routing[b.family];
     for (const m of tproxyMarks(b)) {
       const key = `${b.family} ${m.text}`;
@@ -71,8 +72,8 @@ const isTunnelPort = (c: InspectedClause) => c.k === 'port' && c.dir === 'dport'
 
 function checkTunnelExemption(state: NamespaceState): Finding[] {
   if (isAmbient(state.rules)) return [];
-  const tproxy = state.rules.iptables.filter(isTproxySidecar);
-  const exempt = (b: BackendRules) => liveRules(b).some((r) => r.table === 'mangle' && r.chain === 'ISTIO_INBOUND' && r.match.some(isTunnelPort) && targetName(r.target) === 'RETURN');
+  const tproxy = listSources(state.rules).filter(isTproxySidecar);
+  const exempt = (b: RuleSource) => liveRules(b).some((r) => r.table === 'mangle' && r.chain === chainIn(b, Chain.inbound) && r.match.some(isTunnelPort) && targetName(r.target) === 'RETURN');
   return tproxy.length > 0 && !tproxy.every(exempt) ? [describeCode('MCP031')] : [];
 }
 

@@ -7,11 +7,15 @@ import type { BackendRules, NamespaceRules } from '../../inspect/namespace-rules
 import type { NftTable } from '../../inspect/nft-tables.js';
 import { targetName } from '../../inspect/targets.js';
 import type { ParsedRule } from '../../inspect/types.js';
+import { chainIn, listSources, nativeHook, type RuleSource } from './rule-sources.js';
 
-/** What the capture rules of a namespace say, read from every backend: pure questions over the parsed rules. */
+/**
+ * What the capture rules of a namespace say, read from every source (each iptables backend and family, and
+ * the native nft tables): pure questions over the parsed rules.
+ */
 
-/** Every rule of one backend and family that takes part in evaluation (the ownership records never do). */
-export function liveRules(b: BackendRules): ParsedRule[] {
+/** Every rule of one source that takes part in evaluation (the ownership records never do). */
+export function liveRules(b: RuleSource): ParsedRule[] {
   return b.tables.flatMap((t) => t.rules).filter((r) => !isRecordChain(r.chain));
 }
 
@@ -21,9 +25,19 @@ export const jumpsToOurs = (r: ParsedRule) => {
   return t !== undefined && isOwnedChain(t) && !isRecordChain(t);
 };
 
-/** Rules in builtin nat/mangle chains that jump into our chains: the capture's entry points. */
-export function captureJumps(b: BackendRules): ParsedRule[] {
-  return liveRules(b).filter((r) => (r.table === 'nat' || r.table === 'mangle') && isBuiltinChain(r.chain, r.table) && jumpsToOurs(r));
+/** A native rule's verdict jumps to a chain of its own table (every chain of a mesh table is ours). */
+const jumpsInTable = (r: ParsedRule) => (r.target.k === 'jump' || r.target.k === 'goto') && !['ACCEPT', 'RETURN', 'DROP'].includes(r.target.chain);
+
+/** The hook a rule's chain is entered on: an iptables builtin chain's name, a native base chain's hook. */
+function hookOf(b: RuleSource, r: ParsedRule): string | undefined {
+  if (b.backend === 'native') return nativeHook(b, r);
+  return isBuiltinChain(r.chain, r.table) ? r.chain : undefined;
+}
+
+/** Rules in builtin (native: base) nat/mangle chains that jump into our chains: the capture's entry points. */
+export function captureJumps(b: RuleSource): ParsedRule[] {
+  const ours = b.backend === 'native' ? jumpsInTable : jumpsToOurs;
+  return liveRules(b).filter((r) => (r.table === 'nat' || r.table === 'mangle') && hookOf(b, r) !== undefined && ours(r));
 }
 
 export function hasIstioChains(b: BackendRules): boolean {
@@ -35,45 +49,45 @@ export function meshNftTables(rules: NamespaceRules): NftTable[] {
   return rules.nftTables.filter((t) => t.name.startsWith('istio-'));
 }
 
-/** Ambient's in-pod rules in some backend (inspect's detectLayout, as trace reads it). */
+/** Ambient's in-pod rules in some source (inspect's detectLayout, as trace reads it; native tables alike). */
 export function isAmbient(rules: NamespaceRules): boolean {
-  return rules.iptables.some((b) => detectLayout(b.tables) === 'ambient');
+  return listSources(rules).some((b) => detectLayout(b.tables) === 'ambient');
 }
 
-const entersInbound = (r: ParsedRule) => r.chain === 'PREROUTING' && targetName(r.target) === Chain.inbound;
+const entersInbound = (b: RuleSource, r: ParsedRule) => hookOf(b, r) === 'PREROUTING' && targetName(r.target) === chainIn(b, Chain.inbound);
 
 /** The sidecar's inbound capture: PREROUTING jumps into ISTIO_INBOUND (nat in REDIRECT mode, mangle in TPROXY mode). */
-export function inboundEntry(b: BackendRules): ParsedRule | undefined {
-  return captureJumps(b).find(entersInbound);
+export function inboundEntry(b: RuleSource): ParsedRule | undefined {
+  return captureJumps(b).find((r) => entersInbound(b, r));
 }
 
-/** Sidecar TPROXY mode: mangle PREROUTING jumps into ISTIO_INBOUND. */
-export function isTproxySidecar(b: BackendRules): boolean {
-  return captureJumps(b).some((r) => r.table === 'mangle' && entersInbound(r));
+/** Sidecar TPROXY mode: mangle PREROUTING jumps into ISTIO_INBOUND (native: the mangle table's prerouting into istio-inbound). */
+export function isTproxySidecar(b: RuleSource): boolean {
+  return captureJumps(b).some((r) => r.table === 'mangle' && entersInbound(b, r));
 }
 
-/** Owner ids the outbound chain exempts (uid or gid owner matches in ISTIO_OUTPUT, negated or not). */
+/** Owner ids the outbound chain exempts (uid or gid owner matches in ISTIO_OUTPUT or native istio-output, negated or not). */
 export function exemptOwners(rules: NamespaceRules, kind: 'uid' | 'gid'): Set<number> {
-  const ids = rules.iptables.flatMap((b) =>
+  const ids = listSources(rules).flatMap((b) =>
     liveRules(b)
-      .filter((r) => r.chain === 'ISTIO_OUTPUT')
+      .filter((r) => r.chain === chainIn(b, Chain.output))
       .flatMap((r) => r.match.flatMap((c) => (c.k === 'owner' && c.kind === kind && c.id.id !== undefined ? [c.id.id] : []))),
   );
   return new Set(ids);
 }
 
-/** Ports the rules send captured connections to: REDIRECT and TPROXY targets in our chains. */
+/** Ports the rules send captured connections to: REDIRECT and TPROXY targets in our chains (every chain of a native mesh table). */
 export function redirectPorts(rules: NamespaceRules): Set<number> {
-  const ports = rules.iptables.flatMap((b) =>
+  const ports = listSources(rules).flatMap((b) =>
     liveRules(b)
-      .filter((r) => isOwnedChain(r.chain))
+      .filter((r) => b.backend === 'native' || isOwnedChain(r.chain))
       .flatMap((r) => (r.target.k === 'redirect' || r.target.k === 'tproxy' ? [r.target.port] : [])),
   );
   return new Set(ports.filter((p) => p > 0));
 }
 
-/** The TPROXY marks of one backend and family, as `[mark, mask]` and as iptables-save prints them. */
-export function tproxyMarks(b: BackendRules): { text: string; mark: number; mask: number }[] {
+/** The TPROXY marks of one source, as `[mark, mask]` and as iptables-save prints them (nft: `tproxy … meta mark set M accept`). */
+export function tproxyMarks(b: RuleSource): { text: string; mark: number; mask: number }[] {
   return liveRules(b).flatMap((r) => (r.table === 'mangle' && r.target.k === 'tproxy' ? [{ text: formatSavedMark(r.target.mark, r.target.mask), mark: r.target.mark, mask: r.target.mask }] : []));
 }
 

@@ -1,0 +1,237 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { requireRoot } from '../helpers/netns.js';
+import { Holders, precheck, settleIpv6, snapshotNamespace } from '../helpers/precheck.js';
+import { PodTopology } from '../helpers/topology.js';
+import { ISTIO_INIT_ARGS } from '../helpers/plan.js';
+
+/**
+ * precheck against real namespaces holding meshcap's native nftables rules (`--native-nftables`, no iptables
+ * rule at all): a real proxy and app (uid, gid and comm set, real sockets), each rule question provoked on
+ * purpose and removed again. Every finding asked for here needs the native rules read as rules — their inbound
+ * walk, their redirect ports, their owner exemptions, their TPROXY marks — not only their table names. Every
+ * precheck run also proves it changed nothing: `nft list ruleset`, ip rules, routes and addresses are
+ * byte-identical before and after.
+ */
+const ENVOY_SOCKETS = ['tcp:0.0.0.0:15001', 'tcp:[::]:15001', 'tcp:0.0.0.0:15006', 'tcp:[::]:15006', 'tcp:127.0.0.1:15000', 'tcp:0.0.0.0:15021', 'tcp:0.0.0.0:15090'];
+const APP = { uid: 1000, gid: 1000, comm: 'app' };
+const TPROXY_ARGS = ISTIO_INIT_ARGS.map((a) => (a === 'REDIRECT' ? 'TPROXY' : a));
+
+/** One pod namespace with the native rules of `args`, the proxy (`envoy`), the agent and the app. */
+function usePod(args: readonly string[], envoy: { uid: number; gid: number }) {
+  const holders = new Holders();
+  const extras = new Holders();
+  const pod = {
+    t: undefined as PodTopology | undefined,
+    extras,
+    async apply(more: readonly string[] = []): Promise<void> {
+      const r = await pod.topology().meshcap(['--native-nftables', ...args, '--ipv6', 'on', ...more]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    },
+    async startProxy(): Promise<void> {
+      const ns = pod.topology().pod;
+      await holders.start(ns, { ...envoy, comm: 'envoy' }, ENVOY_SOCKETS);
+      await holders.start(ns, { uid: 1337, gid: 1337, comm: 'pilot-agent' }, ['tcp:0.0.0.0:15020']);
+      await holders.start(ns, APP, ['tcp:0.0.0.0:8080', 'tcp:[::]:8080']);
+    },
+    stopProxy: () => holders.stopAll(),
+    topology(): PodTopology {
+      if (pod.t === undefined) throw new Error('no pod topology');
+      return pod.t;
+    },
+  };
+  beforeAll(async () => {
+    requireRoot();
+    pod.t = await PodTopology.create();
+    await settleIpv6(pod.t.pod);
+    await pod.apply();
+    await pod.startProxy();
+  });
+  afterEach(() => extras.stopAll());
+  afterAll(async () => {
+    await extras.stopAll();
+    await holders.stopAll();
+    await pod.t?.destroy();
+  });
+  return pod;
+}
+
+describe('precheck of a sidecar pod on native nftables (REDIRECT)', () => {
+  const pod = usePod(ISTIO_INIT_ARGS, { uid: 1337, gid: 1337 });
+  const ns = () => pod.topology().pod;
+
+  it('finds nothing in a clean pod: native rules, proxy, agent and app in place', async () => {
+    expect(await snapshotNamespace(ns())).toContain('table inet istio-proxy-nat');
+    expect(await snapshotNamespace(ns())).not.toContain('ISTIO_');
+    expect(await precheck(ns())).toMatchObject({ exitCode: 0, codes: [] });
+  });
+
+  it('MCP010: reports an app port bound only to localhost, found by the walk of the native inbound rules', async () => {
+    const lo = await pod.extras.start(ns(), APP, ['tcp:127.0.0.1:9000']);
+    const both = await pod.extras.start(ns(), APP, ['tcp:[::1]:9001', 'tcp:0.0.0.0:9001']);
+    const run = await precheck(ns());
+    expect(run).toMatchObject({ exitCode: 1, codes: ['MCP010'] });
+    expect(run.findings.map((f) => f.port)).toEqual([9000]);
+    expect(run.findings[0]?.message).toBe('port 9000 listens only on 127.0.0.1; it is unreachable from other pods (sidecar ≥1.10)');
+    await lo.stop();
+    await both.stop();
+    expect((await precheck(ns())).codes).toEqual([]);
+  });
+
+  it("MCP011: reports an app holding one of the sidecar's reserved ports, until it lets go", async () => {
+    const squatter = await pod.extras.start(ns(), APP, ['tcp:0.0.0.0:15004']);
+    const run = await precheck(ns());
+    expect(run.codes).toEqual(['MCP011']);
+    expect(run.findings[0]?.message).toBe('port 15004 is reserved by the sidecar (debug) but is held by uid 1000');
+    await squatter.stop();
+    expect((await precheck(ns())).codes).toEqual([]);
+  });
+
+  it("MCP012: reports the native rules' redirect ports nobody listens on while the proxy is down", async () => {
+    await pod.stopProxy();
+    const run = await precheck(ns());
+    expect(run.findings.filter((f) => f.code === 'MCP012').map((f) => f.port)).toEqual([15001, 15006]);
+    expect(run.findings.find((f) => f.code === 'MCP012')?.message).toBe('capture redirects to :15001 but no socket listens there; redirected connections are refused');
+    await pod.startProxy();
+    expect((await precheck(ns())).codes).toEqual([]);
+  });
+
+  it('MCP013: reports a listening port that the native rules exclude from inbound capture', async () => {
+    await pod.apply(['-d', '15090,15021,15020,9090']);
+    // The listener stays: only the rules decide whether it is excluded.
+    await pod.extras.start(ns(), APP, ['tcp:0.0.0.0:9090', 'tcp:[::]:9090']);
+    try {
+      const run = await precheck(ns());
+      expect(run).toMatchObject({ exitCode: 0, codes: ['MCP013'] });
+      expect(run.findings.map((f) => f.port)).toEqual([9090]);
+      expect(run.findings[0]?.message).toBe('port 9090 is excluded from inbound capture; connections to it bypass the proxy (no mTLS/policy)');
+    } finally {
+      await pod.apply();
+    }
+    expect((await precheck(ns())).codes).toEqual([]);
+  });
+
+  it.each([
+    ['MCP020', { uid: 1337, gid: 1000 }, 'runs as uid 1337, which the capture rules exempt'],
+    ['MCP021', { uid: 1000, gid: 1337 }, 'runs with gid 1337, which the capture rules exempt'],
+  ])('%s: reports a non-proxy process with an id that `meta skuid/skgid` exempts, until it exits', async (code, ids, text) => {
+    const worker = await pod.extras.start(ns(), { ...ids, comm: 'worker' });
+    const run = await precheck(ns());
+    expect(run.codes).toEqual([code]);
+    expect(run.findings[0]).toMatchObject({ pid: worker.pid, message: expect.stringContaining(`process worker(pid ${worker.pid}) ${text}`) });
+    await worker.stop();
+    expect((await precheck(ns())).codes).toEqual([]);
+  });
+
+  it('MCP020: follows the native rules: a second exempt uid counts once the rules name it', async () => {
+    await pod.extras.start(ns(), { uid: 1338, gid: 1000, comm: 'worker' });
+    expect((await precheck(ns())).codes).toEqual([]);
+    try {
+      await pod.apply(['-u', '1337,1338']);
+      expect((await precheck(ns())).codes).toEqual(['MCP020']);
+    } finally {
+      await pod.apply();
+    }
+  });
+
+  it('MCP002: reports iptables-nft capture rules next to the native tables, until they are cleaned up', async () => {
+    const iptables = async (more: readonly string[]) => {
+      const r = await pod.topology().meshcap([...ISTIO_INIT_ARGS, '--ipv6', 'on', '--force-iptables-binary', 'nft', ...more]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    };
+    try {
+      await iptables([]);
+      const run = await precheck(ns());
+      expect(run.codes).toEqual(['MCP002']);
+      expect(run.findings[0]?.message).toContain('capture rules present in both iptables-nft and native nftables (inet istio-proxy-nat');
+    } finally {
+      await iptables(['--cleanup-only']);
+    }
+    expect((await precheck(ns())).codes).toEqual([]);
+  });
+});
+
+describe('precheck of a sidecar pod on native nftables (TPROXY)', () => {
+  // TPROXY runs the proxy as root with gid 1337: its sockets belong to uid 0, its comm says it is the proxy.
+  const pod = usePod(TPROXY_ARGS, { uid: 0, gid: 1337 });
+  const ns = () => pod.topology().pod;
+
+  it('finds only MCP031 (info) in a clean pod: Istio\'s native TPROXY rules exempt 15008 only in nat', async () => {
+    const run = await precheck(ns());
+    expect(run).toMatchObject({ exitCode: 0, codes: ['MCP031'] });
+    expect(run.findings.map((f) => f.severity)).toEqual(['info']);
+  });
+
+  it('MCP030: reports the native TPROXY mark without its ip rule, until the rule is back', async () => {
+    await ns().run('ip', ['-4', 'rule', 'del', 'fwmark', '1337', 'lookup', '133']);
+    try {
+      const run = await precheck(ns());
+      expect(run).toMatchObject({ exitCode: 1, codes: ['MCP030', 'MCP031'] });
+      expect(run.findings.find((f) => f.code === 'MCP030')?.message).toBe('TPROXY rules present but policy routing for mark 0x539/0xffffffff is missing; intercepted inbound packets are not delivered locally');
+    } finally {
+      await ns().run('ip', ['-4', 'rule', 'add', 'fwmark', '1337', 'lookup', '133']);
+    }
+    expect((await precheck(ns())).codes).toEqual(['MCP031']);
+  });
+
+  it('MCP030: reports the IPv6 routing table without its local route, until it is back', async () => {
+    await ns().run('ip', ['-6', 'route', 'del', 'local', 'default', 'dev', 'lo', 'table', '133']);
+    try {
+      expect((await precheck(ns())).codes).toEqual(['MCP030', 'MCP031']);
+    } finally {
+      await ns().run('ip', ['-6', 'route', 'add', 'local', 'default', 'dev', 'lo', 'table', '133']);
+    }
+    expect((await precheck(ns())).codes).toEqual(['MCP031']);
+  });
+
+  it('MCP010 and MCP013: the walk goes through the native mangle tproxy rules', async () => {
+    await pod.apply(['-d', '15090,15021,15020,9090']);
+    const lo = await pod.extras.start(ns(), APP, ['tcp:127.0.0.1:9000']);
+    const excluded = await pod.extras.start(ns(), APP, ['tcp:0.0.0.0:9090']);
+    try {
+      const run = await precheck(ns());
+      expect(run.findings.map((f) => `${f.code} ${f.port ?? ''}`.trim()).sort()).toEqual(['MCP010 9000', 'MCP013 9090', 'MCP031']);
+    } finally {
+      await lo.stop();
+      await excluded.stop();
+      await pod.apply();
+    }
+    expect((await precheck(ns())).codes).toEqual(['MCP031']);
+  });
+
+  it('MCP020: the native TPROXY rules exempt uid 1337 too', async () => {
+    const worker = await pod.extras.start(ns(), { uid: 1337, gid: 1000, comm: 'worker' });
+    expect((await precheck(ns())).codes).toEqual(['MCP020', 'MCP031']);
+    await worker.stop();
+    expect((await precheck(ns())).codes).toEqual(['MCP031']);
+  });
+});
+
+describe('precheck of an ambient pod on native nftables', () => {
+  const holders = new Holders();
+  let t: PodTopology | undefined;
+  beforeAll(async () => {
+    requireRoot();
+    t = await PodTopology.create();
+    await settleIpv6(t.pod);
+  });
+  afterAll(async () => {
+    await holders.stopAll();
+    await t?.destroy();
+  });
+
+  it('MCP040: reports native ambient redirection without ztunnel listening, until ztunnel is there', async () => {
+    if (t === undefined) throw new Error('no pod topology');
+    const ambient = (more: readonly string[]) => t?.meshcap(['ambient', '--native-nftables', ...more]);
+    expect((await ambient([]))?.exitCode).toBe(0);
+    try {
+      expect(await snapshotNamespace(t.pod)).toContain('table inet istio-ambient-nat');
+      expect(await precheck(t.pod)).toMatchObject({ exitCode: 1, codes: ['MCP040'] });
+      await holders.start(t.pod, { uid: 0, gid: 0, comm: 'ztunnel' }, ['tcp:0.0.0.0:15001', 'tcp:0.0.0.0:15006', 'tcp:0.0.0.0:15008', 'tcp:127.0.0.1:15080']);
+      expect((await precheck(t.pod)).codes).toEqual([]);
+    } finally {
+      await holders.stopAll();
+      await ambient(['--cleanup-only']);
+    }
+    expect(await snapshotNamespace(t.pod)).not.toContain('istio-ambient');
+  });
+});
