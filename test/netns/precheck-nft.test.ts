@@ -88,10 +88,13 @@ describe('precheck of a sidecar pod on native nftables (REDIRECT)', () => {
 
   it("MCP012: reports the native rules' redirect ports nobody listens on while the proxy is down", async () => {
     await pod.stopProxy();
-    const run = await precheck(ns());
-    expect(run.findings.filter((f) => f.code === 'MCP012').map((f) => f.port)).toEqual([15001, 15006]);
-    expect(run.findings.find((f) => f.code === 'MCP012')?.message).toBe('capture redirects to :15001 but no socket listens there; redirected connections are refused');
-    await pod.startProxy();
+    try {
+      const run = await precheck(ns());
+      expect(run.findings.filter((f) => f.code === 'MCP012').map((f) => f.port)).toEqual([15001, 15006]);
+      expect(run.findings.find((f) => f.code === 'MCP012')?.message).toBe('capture redirects to :15001 but no socket listens there; redirected connections are refused');
+    } finally {
+      await pod.startProxy();
+    }
     expect((await precheck(ns())).codes).toEqual([]);
   });
 
