@@ -65,6 +65,34 @@ describe('precheck of a sidecar pod on native nftables (REDIRECT)', () => {
     expect(await precheck(ns())).toMatchObject({ exitCode: 0, codes: [] });
   });
 
+  const nft = (line: string) => ns().run('nft', line.split(' '));
+
+  it('MCP001: reports native tables whose base chains no longer jump into the capture chains, until re-applied', async () => {
+    try {
+      await nft('flush chain inet istio-proxy-nat prerouting');
+      await nft('flush chain inet istio-proxy-nat output');
+      expect(await precheck(ns())).toMatchObject({ exitCode: 1, codes: ['MCP001'] });
+    } finally {
+      await pod.apply();
+    }
+    expect((await precheck(ns())).codes).toEqual([]);
+  });
+
+  it('MCP004: reports the IPv6 address when the native entry rules match IPv4 only, until re-applied', async () => {
+    try {
+      await nft('flush chain inet istio-proxy-nat prerouting');
+      await nft('flush chain inet istio-proxy-nat output');
+      await nft('add rule inet istio-proxy-nat prerouting meta nfproto ipv4 meta l4proto tcp jump istio-inbound');
+      await nft('add rule inet istio-proxy-nat output meta nfproto ipv4 jump istio-output');
+      const run = await precheck(ns());
+      expect(run.codes).toEqual(['MCP004']);
+      expect(run.findings[0]?.message).toBe('pod has IPv6 address 2001:db8:1::2 but no IPv6 capture rules; IPv6 traffic bypasses the proxy');
+    } finally {
+      await pod.apply();
+    }
+    expect((await precheck(ns())).codes).toEqual([]);
+  });
+
   it('MCP010: reports an app port bound only to localhost, found by the walk of the native inbound rules', async () => {
     const lo = await pod.extras.start(ns(), APP, ['tcp:127.0.0.1:9000']);
     const both = await pod.extras.start(ns(), APP, ['tcp:[::1]:9001', 'tcp:0.0.0.0:9001']);

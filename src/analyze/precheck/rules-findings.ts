@@ -17,7 +17,8 @@ const ENTRY_CHAINS = [['nat', 'OUTPUT'], ['nat', 'PREROUTING'], ['mangle', 'PRER
 function checkPresence(state: NamespaceState): Finding[] {
   const { rules } = state;
   const native = meshNftTables(rules).map((t) => `${t.family} ${t.name}`);
-  if (rules.iptables.every((b) => captureJumps(b).length === 0) && native.length === 0) return [describeCode('MCP001')];
+  // Capture is a jump from a builtin (native: base) chain into ours, in any source; an empty mesh table is none.
+  if (listSources(rules).every((b) => captureJumps(b).length === 0)) return [describeCode('MCP001')];
   const holders = [
     ...(['legacy', 'nft'] as const).filter((backend) => rules.iptables.some((b) => b.backend === backend && hasIstioChains(b))).map((backend) => `iptables-${backend}`),
     ...(native.length > 0 ? [`native nftables (${native.join(', ')})`] : []),
@@ -45,7 +46,7 @@ function checkPrecedence(b: BackendRules): Finding[] {
 function checkIpv6(state: NamespaceState): Finding[] {
   const global = state.routing.addresses.find((a) => a.family === 'ipv6' && a.scope === 'global' && a.ifname !== 'lo');
   if (global === undefined) return [];
-  const v6Capture = state.rules.iptables.some((b) => b.family === 'ipv6' && captureJumps(b).length > 0) || meshNftTables(state.rules).some((t) => t.family === 'inet' || t.family === 'ip6');
+  const v6Capture = listSources(state.rules).some((b) => b.family === 'ipv6' && captureJumps(b).length > 0);
   return v6Capture ? [] : [describeCode('MCP004', { address: global.address })];
 }
 

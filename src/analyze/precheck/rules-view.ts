@@ -37,7 +37,9 @@ function hookOf(b: RuleSource, r: ParsedRule): string | undefined {
 /** Rules in builtin (native: base) nat/mangle chains that jump into our chains: the capture's entry points. */
 export function captureJumps(b: RuleSource): ParsedRule[] {
   const ours = b.backend === 'native' ? jumpsInTable : jumpsToOurs;
-  return liveRules(b).filter((r) => (r.table === 'nat' || r.table === 'mangle') && hookOf(b, r) !== undefined && ours(r));
+  // An nft `ip …`/`meta nfproto ipv4` rule of an inet table enters nothing for the other family.
+  const otherFamily = (r: ParsedRule) => r.match.some((c) => c.k === 'nfproto' && c.family !== b.family);
+  return liveRules(b).filter((r) => (r.table === 'nat' || r.table === 'mangle') && hookOf(b, r) !== undefined && ours(r) && !otherFamily(r));
 }
 
 export function hasIstioChains(b: BackendRules): boolean {
