@@ -14,9 +14,13 @@ import { chainIn, listSources, nativeHook, type RuleSource } from './rule-source
  * the native nft tables): pure questions over the parsed rules.
  */
 
-/** Every rule of one source that takes part in evaluation (the ownership records never do). */
+/**
+ * Every rule of one source that takes part in evaluation for its family: the ownership records never do, nor
+ * does a native `ip …` / `meta nfproto ipv4` rule of an `inet` table for IPv6 packets (or the reverse).
+ */
 export function liveRules(b: RuleSource): ParsedRule[] {
-  return b.tables.flatMap((t) => t.rules).filter((r) => !isRecordChain(r.chain));
+  const otherFamily = (r: ParsedRule) => r.match.some((c) => c.k === 'nfproto' && c.family !== b.family);
+  return b.tables.flatMap((t) => t.rules).filter((r) => !isRecordChain(r.chain) && !otherFamily(r));
 }
 
 /** A rule's `-j`/`-g` names one of our chains (never a record). */
@@ -37,9 +41,7 @@ function hookOf(b: RuleSource, r: ParsedRule): string | undefined {
 /** Rules in builtin (native: base) nat/mangle chains that jump into our chains: the capture's entry points. */
 export function captureJumps(b: RuleSource): ParsedRule[] {
   const ours = b.backend === 'native' ? jumpsInTable : jumpsToOurs;
-  // An nft `ip …`/`meta nfproto ipv4` rule of an inet table enters nothing for the other family.
-  const otherFamily = (r: ParsedRule) => r.match.some((c) => c.k === 'nfproto' && c.family !== b.family);
-  return liveRules(b).filter((r) => (r.table === 'nat' || r.table === 'mangle') && hookOf(b, r) !== undefined && ours(r) && !otherFamily(r));
+  return liveRules(b).filter((r) => (r.table === 'nat' || r.table === 'mangle') && hookOf(b, r) !== undefined && ours(r));
 }
 
 export function hasIstioChains(b: BackendRules): boolean {

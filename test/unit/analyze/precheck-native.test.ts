@@ -7,7 +7,11 @@ import type { Listener } from '../../../src/inspect/listeners.js';
 import { readNamespaceRules } from '../../../src/inspect/namespace-rules.js';
 import type { ProcessInfo } from '../../../src/inspect/processes.js';
 import type { Routing } from '../../../src/inspect/routing.js';
+import { parseNftRuleset } from '../../../src/inspect/nft-ruleset.js';
+import { buildNftTables } from '../../../src/render/nft-transaction.js';
+import { renderNftListing } from '../../../src/render/nft-listing.js';
 import { REPO_ROOT } from '../../helpers/paths.js';
+import { ISTIO_INIT_ARGS, planFor } from '../../helpers/plan.js';
 
 /**
  * precheck's decisions on native nftables tables only (no iptables rule), read by the one reader from recorded
@@ -64,5 +68,29 @@ describe('precheck on native nftables tables', () => {
     expect(await findings('ambient', ztunnel)).toEqual(['MCP040']);
     expect(await findings('ambient', [...ztunnel, listen('0.0.0.0', 15008, 0), listen('0.0.0.0', 8080)])).toEqual([]);
     expect(await findings('ambient', [...ztunnel, listen('0.0.0.0', 15008, 0), listen('127.0.0.1', 8080)])).toEqual(['MCP010 8080']);
+  });
+});
+
+/** The rules of meshcap's own native listing of a sidecar config, as the reader gives them (no iptables at all). */
+function renderedNative(argv: readonly string[]) {
+  const nftRules = parseNftRuleset(renderNftListing(buildNftTables(planFor(['--native-nftables', ...argv]), { mode: 'sidecar' })));
+  const nftTables = [...new Set(nftRules.tables.map((t) => t.label ?? ''))].map((label) => ({ family: label.split(' ')[0] ?? '', name: label.split(' ')[1] ?? '' }));
+  return { iptables: [], walked: new Map(), nftTables, nftRules, unreadable: [] };
+}
+
+describe('precheck on meshcap-rendered native listings', () => {
+  const tproxy = ISTIO_INIT_ARGS.map((a) => (a === 'REDIRECT' ? 'TPROXY' : a));
+  const v4Routing: Routing = { ...NO_ROUTING, ipv4: tproxyRouting().ipv4 };
+  const run = (argv: readonly string[], routing: Routing, addresses: Routing['addresses'] = []) =>
+    analyzeNamespace({ rules: renderedNative(argv), listeners: [...PROXY, listen('0.0.0.0', 8080)], processes: [ENVOY], routing: { ...routing, addresses } }, { proxyUid: 1337, proxyGid: 1337, ports: undefined }).map((f) => f.code);
+
+  it('TPROXY with IPv6 off: the inet table\'s `ip daddr` tproxy rule needs IPv4 routing only', () => {
+    expect(run([...tproxy, '--ipv6', 'off'], v4Routing)).toEqual(['MCP031']);
+    expect(run([...tproxy, '--ipv6', 'on'], v4Routing)).toEqual(['MCP030', 'MCP031']);
+  });
+
+  it('REDIRECT with IPv6 off still captures IPv6 (family-neutral jumps, as Istio\'s goldens pin): no MCP004', () => {
+    const v6 = [{ family: 'ipv6' as const, address: '2001:db8:1::2', scope: 'global', ifname: 'eth0' }];
+    expect(run([...ISTIO_INIT_ARGS, '--ipv6', 'off'], NO_ROUTING, v6)).toEqual([]);
   });
 });
