@@ -179,6 +179,28 @@ describe('precheck of a sidecar pod on native nftables (REDIRECT)', () => {
     }
     expect((await precheck(ns())).codes).toEqual([]);
   });
+
+  it('MCP013 with both: a port one of them excludes is still captured by the other; excluded by both, it is reported', async () => {
+    const exclude = ['-d', '15090,15021,15020,9090'];
+    const iptables = async (more: readonly string[]) => {
+      const r = await pod.topology().meshcap([...ISTIO_INIT_ARGS, '--ipv6', 'on', '--force-iptables-binary', 'nft', ...exclude, ...more]);
+      expect(r.exitCode, r.stderr).toBe(0);
+    };
+    await pod.extras.start(ns(), APP, ['tcp:0.0.0.0:9090']);
+    try {
+      await iptables([]);
+      // iptables' nat PREROUTING returns for 9090 without a nat binding, so the native nat chain redirects it.
+      expect((await precheck(ns())).codes).toEqual(['MCP002']);
+      await pod.apply(exclude);
+      const run = await precheck(ns());
+      expect(run.codes).toEqual(['MCP002', 'MCP013']);
+      expect(run.findings.find((f) => f.code === 'MCP013')?.port).toBe(9090);
+    } finally {
+      await iptables(['--cleanup-only']);
+      await pod.apply();
+    }
+    expect((await precheck(ns())).codes).toEqual([]);
+  });
 });
 
 describe('precheck of a sidecar pod on native nftables (TPROXY)', () => {
