@@ -272,7 +272,7 @@ describe('precheck of an ambient pod on native nftables', () => {
     await t?.destroy();
   });
 
-  it('MCP040: reports native ambient redirection without ztunnel listening, until ztunnel is there', async () => {
+  it('MCP040 and MCP010: native ambient redirection without ztunnel, then an app port bound to localhost', async () => {
     if (t === undefined) throw new Error('no pod topology');
     const ambient = (more: readonly string[]) => t?.meshcap(['ambient', '--native-nftables', ...more]);
     expect((await ambient([]))?.exitCode).toBe(0);
@@ -280,6 +280,12 @@ describe('precheck of an ambient pod on native nftables', () => {
       expect(await snapshotNamespace(t.pod)).toContain('table inet istio-ambient-nat');
       expect(await precheck(t.pod)).toMatchObject({ exitCode: 1, codes: ['MCP040'] });
       await holders.start(t.pod, { uid: 0, gid: 0, comm: 'ztunnel' }, ['tcp:0.0.0.0:15001', 'tcp:0.0.0.0:15006', 'tcp:0.0.0.0:15008', 'tcp:127.0.0.1:15080']);
+      await holders.start(t.pod, APP, ['tcp:0.0.0.0:8080']);
+      expect((await precheck(t.pod)).codes).toEqual([]);
+      // ztunnel's native redirect captures every app port: one bound to localhost only is unreachable.
+      const lo = await holders.start(t.pod, APP, ['tcp:127.0.0.1:9000']);
+      expect((await precheck(t.pod)).findings.map((f) => `${f.code} ${f.port ?? ''}`)).toEqual(['MCP010 9000']);
+      await lo.stop();
       expect((await precheck(t.pod)).codes).toEqual([]);
     } finally {
       await holders.stopAll();
