@@ -81,3 +81,12 @@ export function diffNftState(expected: string, actual: string, owned: readonly s
   parts.push({ missing: [], unexpected: iptablesChains.map((c) => ({ kind: 'chain', text: `${c} (iptables, next to the native tables)` })) });
   return mergeDrift(...parts);
 }
+
+/**
+ * Native tables of the same mode found while verifying iptables rules: both captures would act on the same
+ * packets, so each is a difference of its own. `present` lists `family name` of every table in the namespace.
+ */
+export function nativeTablesNextToIptables(present: readonly { family: string; name: string }[], owned: readonly string[]): Drift {
+  const found = present.filter((t) => owned.includes(t.name));
+  return { missing: [], unexpected: found.map((t) => ({ kind: 'table', text: `${t.family} ${t.name} (native nftables, next to the iptables rules)` })) };
+}

@@ -143,7 +143,7 @@ export async function runMeshcap(argv: readonly string[], deps: CliDeps): Promis
     log = createLogger({ level: levelFromIstio(settings.logOutputLevel), format: settings.logFormat, sink: deps.stderr }).child({ mode: parsed.command });
     for (const note of settings.notes) log.warn(note);
     if (parsed.check.json && !parsed.check.verify) throw new ConfigError('--json', 'true', 'is the output format of --verify; add --verify');
-    if (parsed.check.verify) return await (await import('./verify.js')).runVerify(loaded, parsed.check.json, log, deps);
+    if (parsed.check.verify) return await (await import('./verify.js')).runVerify(parsed.command, loaded, parsed.check.json, log, deps);
     if (settings.dryRun) dryRun(loaded, log, deps.stdout);
     else await execute(loaded, log, deps);
     return ExitCode.ok;

@@ -67,6 +67,20 @@ describe('--verify with --native-nftables', () => {
     expect(r.stdout).not.toContain('foreign');
   });
 
+  it('names native tables next to iptables rules from either side, and the iptables config alone holds once they go', async () => {
+    const IPTABLES = NFT_REDIRECT.filter((a) => a !== '--native-nftables');
+    expect((await meshcapIn(ns!, IPTABLES)).exitCode).toBe(0);
+    expect((await meshcapIn(ns!, NFT_REDIRECT)).exitCode).toBe(0);
+    const fromIptables = await verify(IPTABLES);
+    expect(fromIptables.exitCode).toBe(1);
+    expect(fromIptables.stdout).toBe('unexpected table: inet istio-proxy-nat (native nftables, next to the iptables rules)');
+    const fromNft = await verify(NFT_REDIRECT);
+    expect(fromNft.exitCode).toBe(1);
+    expect(fromNft.stdout).toMatch(/^unexpected: ip nat ISTIO_\w+ \(iptables, next to the native tables\)$/m);
+    expect((await meshcapIn(ns!, [...NFT_REDIRECT, '--cleanup-only'])).exitCode).toBe(0);
+    expect((await verify(IPTABLES)).exitCode).toBe(0);
+  });
+
   it('prints the comparison as JSON with --json', async () => {
     expect((await meshcapIn(ns!, NFT_REDIRECT)).exitCode).toBe(0);
     const r = await verify([...NFT_REDIRECT, '--json']);

@@ -7,14 +7,16 @@ import { ISTIO_INIT_ARGS, planFor } from '../../helpers/plan.js';
 const ARGS = [...ISTIO_INIT_ARGS, '--ipv6', 'off'];
 const applied = `${renderSaveFamily(planFor(ARGS), 'ipv4').join('\n')}\n`;
 
-/** A namespace whose nft backend holds `save`; every write is refused, and recorded. */
-function namespaceHolding(save: string): Runner & { writes: string[] } {
+/** A namespace whose nft backend holds `save` (and `nft -j list ruleset` shows `nftTables`); every write is refused, and recorded. */
+function namespaceHolding(save: string, nftTables: string[] = []): Runner & { writes: string[] } {
   const writes: string[] = [];
+  const ruleset = JSON.stringify({ nftables: [{ metainfo: { json_schema_version: 1 } }, ...nftTables.map((name) => ({ table: { family: 'inet', name, handle: 1 } }))] });
   return {
     writes,
     run: async (cmd, args): Promise<RunResult> => {
       if (cmd === 'iptables-nft-save') return { exitCode: 0, stdout: save, stderr: '' };
       if (cmd === 'iptables-legacy-save') return { exitCode: 0, stdout: '', stderr: '' };
+      if (cmd === 'nft' && args.join(' ') === '-j list ruleset') return { exitCode: 0, stdout: ruleset, stderr: '' };
       writes.push([cmd, ...args].join(' '));
       return { exitCode: 1, stdout: '', stderr: 'verify must not write' };
     },
@@ -27,6 +29,14 @@ describe('--verify through the CLI', () => {
     const r = await runCli([...ARGS, '--verify'], {}, fakeHost(), runner);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('');
+    expect(runner.writes).toEqual([]);
+  });
+
+  it("names the mode's native nftables tables found next to the iptables rules, and only those", async () => {
+    const runner = namespaceHolding(applied, ['istio-proxy-nat', 'istio-ambient-nat', 'foreign']);
+    const r = await runCli([...ARGS, '--verify'], {}, fakeHost(), runner);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('unexpected table: inet istio-proxy-nat (native nftables, next to the iptables rules)\n');
     expect(runner.writes).toEqual([]);
   });
 
