@@ -45,7 +45,7 @@ function hostLines(plan: Plan, blocks: readonly NftTableBlock[]): string[] {
   if (block === undefined) throw new PlanError('the node side plan has no nft rules');
   const name = block.layout.name;
   const sets = probeSets(plan).map((s) => `add set ${table(name)} ${s.name} { type ${s.type} ; comment "${PROBE_SET_COMMENT}" ; }`);
-  const [add, ...rest] = renderNftTableIstio(block);
+  const [add, ...rest] = renderNftTableIstio(block, 'applied');
   return [add ?? '', ...sets, ...rest, ...elementLines(plan, name)];
 }
 
@@ -55,7 +55,7 @@ function hostLines(plan: Plan, blocks: readonly NftTableBlock[]): string[] {
  * what a first apply into an empty namespace then gets.
  */
 export function renderNftApply(mode: NftMode, plan: Plan, blocks: readonly NftTableBlock[], present?: ReadonlySet<string>): string {
-  const lines = mode === 'ambient-host' ? hostLines(plan, blocks) : [...renderNftCleanupLines(mode, present), ...blocks.flatMap(renderNftTableIstio)];
+  const lines = mode === 'ambient-host' ? hostLines(plan, blocks) : [...renderNftCleanupLines(mode, present), ...blocks.flatMap((b) => renderNftTableIstio(b, 'applied'))];
   return `${lines.join('\n')}\n`;
 }
 

@@ -25,7 +25,10 @@ export interface NftRenderOptions {
 }
 
 const isNeutral = (words: readonly NftWord[]) => words.every((w) => w.family === undefined);
-const text = (words: readonly NftWord[], key: 'istio' | 'kernel') => words.map((w) => w[key]).filter((s) => s !== '').join(' ');
+/** `applied`: meshcap's own transaction (Istio's words, except where a word carries its own applied spelling). */
+export type NftSpelling = 'istio' | 'kernel' | 'applied';
+const spell = (w: NftWord, key: NftSpelling) => (key === 'applied' ? (w.applied ?? w.istio) : w[key]);
+const text = (words: readonly NftWord[], key: NftSpelling) => words.map((w) => spell(w, key)).filter((s) => s !== '').join(' ');
 
 /**
  * One table's rules in emission order, families merged as one `inet` table holds them: a rule whose words
@@ -81,21 +84,21 @@ function chainLine(table: string, c: { name: string; base?: BaseChainSpec }): st
 }
 
 /** A table's lines as Istio's transaction writes them: add, flush, chains, rules (inserts by index). */
-export function renderNftTableIstio(block: NftTableBlock): string[] {
+export function renderNftTableIstio(block: NftTableBlock, spelling: 'istio' | 'applied' = 'istio'): string[] {
   const t = block.layout.name;
   return [
     `add table inet ${t}`,
     `flush table inet ${t}`,
     ...block.chains.map((c) => chainLine(t, c)),
     ...block.rules.map((r) =>
-      r.index === undefined ? `add rule inet ${t} ${r.chain} ${text(r.words, 'istio')}` : `insert rule inet ${t} ${r.chain} index ${r.index} ${text(r.words, 'istio')}`,
+      r.index === undefined ? `add rule inet ${t} ${r.chain} ${text(r.words, spelling)}` : `insert rule inet ${t} ${r.chain} index ${r.index} ${text(r.words, spelling)}`,
     ),
   ];
 }
 
 /** `-n --dry-run-format istio`: exactly the transaction text Istio's nft mode runs (the goldens). */
 export function renderNftIstio(blocks: readonly NftTableBlock[]): string {
-  const lines = blocks.flatMap(renderNftTableIstio);
+  const lines = blocks.flatMap((b) => renderNftTableIstio(b));
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 

@@ -15,6 +15,11 @@ export interface NftWord {
   readonly tcpHeader?: boolean;
   /** The word only exists in one family's rule (`ip daddr`, `tproxy ip6 to`). */
   readonly family?: Family;
+  /**
+   * meshcap's own applied transaction, where it must differ from Istio's text: interface names are quoted,
+   * so an interface named like an nft keyword (`xt`, `ip`, `vlan`) can neither break nor change it.
+   */
+  readonly applied?: string;
 }
 
 const same = (text: string): NftWord => ({ istio: text, kernel: text });
@@ -30,7 +35,7 @@ export const verdict = (v: string): NftWord => same(v);
 
 export function iface(dir: 'in' | 'out', name: string, not?: boolean): NftWord {
   const key = dir === 'in' ? 'iifname' : 'oifname';
-  return { istio: `${key} ${neg(not)}${name}`, kernel: `${key} ${neg(not)}"${name}"` };
+  return { istio: `${key} ${neg(not)}${name}`, kernel: `${key} ${neg(not)}"${name}"`, applied: `${key} ${neg(not)}"${name}"` };
 }
 
 /** A prefix as nft prints it: host bits cleared, no length for a single address. */
