@@ -10,6 +10,7 @@ import { diffNftState, splitNftTables } from '../analyze/nft-drift.js';
 import { renderNftListing } from '../render/nft-listing.js';
 import { ownedNftTables } from '../model/nft/layout.js';
 import { NOT_FOUND, type Runner } from './runner.js';
+import { parseNftText } from '../inspect/nft-text.js';
 
 export interface NftReport {
   readonly backend: 'nftables';
@@ -32,16 +33,9 @@ async function runNft(runner: Runner, text: string): Promise<string> {
 
 /** Istio's iptables chains (ISTIO_*) in `ip`/`ip6` tables, as `nft list chains` prints iptables-nft's tables. */
 export function findIptablesCaptureChains(listing: string): string[] {
-  const found: string[] = [];
-  let table = '';
-  for (const line of listing.split('\n')) {
-    const t = /^table (ip6?) (\S+) \{/.exec(line);
-    if (t) table = `${t[1]} ${t[2]}`;
-    else if (/^table /.test(line)) table = '';
-    const c = /^\tchain (ISTIO_\S+) \{/.exec(line);
-    if (c && table !== '') found.push(`${table} ${c[1]}`);
-  }
-  return found;
+  return parseNftText(listing)
+    .tables.filter((t) => t.family === 'ip' || t.family === 'ip6')
+    .flatMap((t) => t.chains.filter((c) => c.name.startsWith('ISTIO_')).map((c) => `${t.family} ${t.name} ${c.name}`));
 }
 
 interface Snapshot {
