@@ -58,6 +58,25 @@ export async function withNetns<T>(fn: (ns: Netns) => Promise<T>, prefix?: strin
   }
 }
 
+/**
+ * Namespaces made during one test, lo up, all removed in the suite's afterEach (`removeAll`), also when the
+ * test failed.
+ */
+export function netnsPool(): { make: (prefix: string) => Promise<Netns>; removeAll: () => Promise<void> } {
+  const made: Netns[] = [];
+  return {
+    async make(prefix) {
+      const n = await createNetns(prefix);
+      made.push(n);
+      await n.run('ip', ['link', 'set', 'lo', 'up']);
+      return n;
+    },
+    async removeAll() {
+      await Promise.all(made.splice(0).map((n) => deleteNetns(n)));
+    },
+  };
+}
+
 /** iptables-save output without its `#` comment lines, split into tables keyed by `*name`. */
 export function saveTables(text: string): Map<string, string> {
   const out = new Map<string, string>();

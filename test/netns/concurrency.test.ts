@@ -2,7 +2,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { meshcapIn, saveOf } from '../helpers/meshcap.js';
-import { createNetns, deleteNetns, requireRoot, saveTables, splitDryRunFamilies, type Netns } from '../helpers/netns.js';
+import { netnsPool, requireRoot, saveTables, splitDryRunFamilies } from '../helpers/netns.js';
 import { entryCommand } from '../helpers/paths.js';
 import { ISTIO_INIT_ARGS } from '../helpers/plan.js';
 
@@ -16,16 +16,9 @@ requireRoot();
 const PODS = 50;
 
 describe('concurrency', () => {
-  const made: Netns[] = [];
-  afterEach(async () => {
-    await Promise.all(made.splice(0).map((n) => deleteNetns(n)));
-  });
-  const netns = async (prefix: string) => {
-    const n = await createNetns(prefix);
-    made.push(n);
-    await n.run('ip', ['link', 'set', 'lo', 'up']);
-    return n;
-  };
+  const pool = netnsPool();
+  afterEach(pool.removeAll);
+  const netns = pool.make;
 
   it(`${PODS} CNI ADDs at once (sidecar) all succeed, each namespace with exactly its rules`, { timeout: 180_000 }, async () => {
     const pods = await Promise.all(Array.from({ length: PODS }, () => netns('mccc')));

@@ -1,6 +1,6 @@
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createNetns, deleteNetns, requireRoot, type Netns } from '../helpers/netns.js';
+import { netnsPool, requireRoot, type Netns } from '../helpers/netns.js';
 import { nftListing } from '../helpers/nft.js';
 import { entryCommand } from '../helpers/paths.js';
 
@@ -28,16 +28,9 @@ function cni(command: string, pod: Netns, conf: object, opts: { id?: string; nod
 }
 
 describe('meshcap-cni with native_nftables', () => {
-  const made: Netns[] = [];
-  afterEach(async () => {
-    await Promise.all(made.splice(0).map((n) => deleteNetns(n)));
-  });
-  const netns = async (prefix: string) => {
-    const n = await createNetns(prefix);
-    made.push(n);
-    await n.run('ip', ['link', 'set', 'lo', 'up']);
-    return n;
-  };
+  const pool = netnsPool();
+  afterEach(pool.removeAll);
+  const netns = pool.make;
 
   it('ADD installs what the dry-run predicts, CHECK passes then reports a foreign rule in our table, DEL removes the tables', async () => {
     const pod = await netns('mcnftcni');
