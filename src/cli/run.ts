@@ -7,9 +7,6 @@ import type { Host } from '../config/host.js';
 import { renderIstioDryRun } from '../render/istio-framing.js';
 import { renderIstioCleanupDryRun } from '../render/cleanup.js';
 import { renderSaveDryRun } from '../render/save.js';
-import { buildNftTables, renderNftIstio } from '../render/nft-transaction.js';
-import { renderNftListing } from '../render/nft-listing.js';
-import { probeSets, renderNftCleanup } from '../render/nft-apply.js';
 import { countingRunner, type Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
 import { buildProgram, type ParsedCommand } from './program.js';
@@ -30,23 +27,20 @@ export interface CliDeps {
 
 /**
  * The two dry-run texts, made on demand: Istio's (its framing, or its nft transaction) and what the kernel
- * would list (the save format needs resolved groups; Istio's text does not).
+ * would list (the save format needs resolved groups; Istio's text does not). The nft renderers are loaded
+ * only in native mode, so istio-init's path never initialises them.
  */
-function dryRunTexts({ settings, plan, nft }: Loaded): { istio: () => string; save: () => string } {
-  if (nft !== undefined) {
-    if (settings.cleanupOnly) return { istio: () => renderNftCleanup(nft.mode), save: () => '' };
-    const blocks = buildNftTables(plan, nft);
-    return { istio: () => renderNftIstio(blocks), save: () => renderNftListing(blocks, nft.mode === 'ambient-host' ? probeSets(plan) : []) };
-  }
+async function dryRunTexts({ settings, plan, nft }: Loaded): Promise<{ istio: () => string; save: () => string }> {
+  if (nft !== undefined) return (await import('../render/nft-dry-run.js')).nftDryRunTexts(plan, nft, settings.cleanupOnly);
   // After a cleanup an empty namespace holds none of our rules: the save format prints nothing.
   if (settings.cleanupOnly) return { istio: () => renderIstioCleanupDryRun(plan), save: () => '' };
   return { istio: () => renderIstioDryRun(plan, { finalSaves: settings.finalSaves }), save: () => renderSaveDryRun(plan) };
 }
 
-function dryRun(loaded: Loaded, log: Logger, out: LogSink): void {
+async function dryRun(loaded: Loaded, log: Logger, out: LogSink): Promise<void> {
   const { settings, plan, sidecar } = loaded;
   log.info({ families: plan.families, rules: plan.rules.length, ipv6: settings.ipv6Reason, backend: loaded.nft ? 'nftables' : 'iptables' }, 'planned rules');
-  const texts = dryRunTexts(loaded);
+  const texts = await dryRunTexts(loaded);
   const istio = texts.istio();
   const file = sidecar?.dryRunFilePath;
   if (file !== undefined) {
@@ -67,9 +61,8 @@ async function execute({ settings, plan, sidecar, nft }: Loaded, log: Logger, de
   }
   const started = performance.now();
   // The executor (execa and friends) is loaded only when something is applied: a dry-run never parses it.
-  const [{ applyPlan, cleanupPlan }, { applyNftPlan, cleanupNftPlan }, { createSpawnRunner }, { runValidation }, { withNamespaceLock }, { legacyHintFromProc }] = await Promise.all([
-    import('../exec/apply.js'),
-    import('../exec/nft-apply.js'),
+  const [{ applyLoaded, cleanupLoaded }, { createSpawnRunner }, { runValidation }, { withNamespaceLock }, { legacyHintFromProc }] = await Promise.all([
+    import('../exec/engine.js'),
     import('../exec/spawn-runner.js'),
     import('../exec/validate.js'),
     import('../exec/lock.js'),
@@ -90,11 +83,8 @@ async function execute({ settings, plan, sidecar, nft }: Loaded, log: Logger, de
     // (A validation-only run, as the unprivileged proxy UID, changes nothing and takes no lock.)
     if (settings.cleanupOnly || !sidecar?.skipRuleApply) {
       await withNamespaceLock(netns, LOCK_WAIT_MS, async () => {
-        if (nft !== undefined) {
-          if (settings.cleanupOnly) done('cleaned up', await cleanupNftPlan(runner, plan, nft.mode));
-          else done('applied', { ...(await applyNftPlan(runner, plan, nft, log)), rules: plan.rules.length });
-        } else if (settings.cleanupOnly) done('cleaned up', await cleanupPlan(runner, plan, opts, log));
-        else done('applied', { ...(await applyPlan(runner, plan, opts, log)), rules: plan.rules.length });
+        if (settings.cleanupOnly) done('cleaned up', await cleanupLoaded(runner, { plan, nft }, opts, log));
+        else done('applied', { ...(await applyLoaded(runner, { plan, nft }, opts, log)), rules: plan.rules.length });
       });
     }
   } finally {
@@ -144,7 +134,7 @@ export async function runMeshcap(argv: readonly string[], deps: CliDeps): Promis
     for (const note of settings.notes) log.warn(note);
     if (parsed.check.json && !parsed.check.verify) throw new ConfigError('--json', 'true', 'is the output format of --verify; add --verify');
     if (parsed.check.verify) return await (await import('./verify.js')).runVerify(parsed.command, loaded, parsed.check.json, log, deps);
-    if (settings.dryRun) dryRun(loaded, log, deps.stdout);
+    if (settings.dryRun) await dryRun(loaded, log, deps.stdout);
     else await execute(loaded, log, deps);
     return ExitCode.ok;
   } catch (err) {
