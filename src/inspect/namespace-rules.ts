@@ -4,7 +4,6 @@ import type { RunResult, Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
 import { parseNftJson } from './nft-json.js';
 import { buildNftRules, type NftRules } from './nft-ruleset.js';
-import { parseNftTables, type NftTable } from './nft-tables.js';
 import { parseSaveText } from './save-text.js';
 import type { ParsedTable } from './types.js';
 
@@ -15,6 +14,12 @@ import type { ParsedTable } from './types.js';
  * for the native nftables tables (their names; for trace, their rules too); and, for a family neither backend's save can read,
  * plain `iptables-save` (an iptables without the -legacy/-nft names).
  */
+
+/** A table of `nft list ruleset` (iptables-nft's own tables included). */
+export interface NftTable {
+  readonly family: string;
+  readonly name: string;
+}
 
 export type IptablesBackend = 'legacy' | 'nft';
 const BACKENDS: readonly IptablesBackend[] = ['legacy', 'nft'];
@@ -90,8 +95,11 @@ export async function readNamespaceRules(runner: Runner, request: RulesRequest):
     const save = (backend: IptablesBackend) => saves.find((s) => s.family === family && s.backend === backend)?.result;
     walked.set(family, chooseWalked(iptables.filter((b) => b.family === family), save('legacy'), save('nft')) ?? (await readPlain(runner, family, save('nft'))));
   }
-  const nftRules = request.nftRules === true && nft?.exitCode === 0 ? { nftRules: buildNftRules(parseNftJson(nft.stdout)) } : {};
-  return { iptables, walked, nftTables: request.nftTables && nft?.exitCode === 0 ? parseNftTables(nft.stdout) : [], ...nftRules, unreadable };
+  // One parse of the one `nft -j` read serves both the table names and the rules.
+  const doc = nft?.exitCode === 0 ? parseNftJson(nft.stdout) : undefined;
+  const nftRules = request.nftRules === true && doc !== undefined ? { nftRules: buildNftRules(doc) } : {};
+  const nftTables = request.nftTables && doc !== undefined ? doc.tables.map(({ family, name }) => ({ family, name })) : [];
+  return { iptables, walked, nftTables, ...nftRules, unreadable };
 }
 
 /** The rules a walk of `family` covers; throws the save's error when no backend of that family could be read. */

@@ -4,7 +4,7 @@ import { isBuiltinChain } from '../../model/chains.js';
 import { formatSavedMark } from '../../render/spec.js';
 import { detectLayout } from '../../inspect/capture-layout.js';
 import type { BackendRules, NamespaceRules } from '../../inspect/namespace-rules.js';
-import type { NftTable } from '../../inspect/nft-tables.js';
+import type { NftTable } from '../../inspect/namespace-rules.js';
 import { targetName } from '../../inspect/targets.js';
 import type { ParsedRule } from '../../inspect/types.js';
 import { chainIn, listSources, nativeHook, type RuleSource } from './rule-sources.js';

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { addressScope, parseProcNet } from '../../../src/inspect/listeners.js';
 import { parseStatusIds } from '../../../src/inspect/processes.js';
-import { parseNftTables } from '../../../src/inspect/nft-tables.js';
+import { parseNftJson } from '../../../src/inspect/nft-json.js';
+
+const parseNftTables = (json: string) => parseNftJson(json).tables.map(({ family, name }) => ({ family, name }));
 import { parseAddresses } from '../../../src/inspect/routing.js';
 
 /** The read side's small parsers, on kernel and tool output as Linux 6.x, iproute2 and nftables 1.0 print it. */
@@ -54,7 +56,7 @@ describe('parseStatusIds', () => {
   });
 });
 
-describe('parseNftTables', () => {
+describe('the tables of nft -j list ruleset (parseNftJson)', () => {
   it('lists the tables of nft -j list ruleset', () => {
     const json = JSON.stringify({ nftables: [{ metainfo: { version: '1.0.6', json_schema_version: 1 } }, { table: { family: 'ip', name: 'nat', handle: 1 } }, { chain: { family: 'ip', table: 'nat', name: 'OUTPUT' } }, { table: { family: 'inet', name: 'istio-proxy-nat', handle: 2 } }] });
     expect(parseNftTables(json)).toEqual([{ family: 'ip', name: 'nat' }, { family: 'inet', name: 'istio-proxy-nat' }]);
