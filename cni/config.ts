@@ -107,6 +107,14 @@ export const netConfSchema = z.strictObject({
 });
 export type NetConf = z.output<typeof netConfSchema>;
 
+/**
+ * `log_file` must be an absolute path (the runtime's working directory is not ours). Not in the schema: DEL
+ * reads its config leniently and only drops a bad log_file, where ADD and the installer refuse it.
+ */
+export function hasRelativeLogFile(conf: Pick<NetConf, 'log_file'>): boolean {
+  return conf.log_file !== undefined && !conf.log_file.startsWith('/');
+}
+
 /** stdin → NetConf, with the spec's error codes: 6 not JSON, 2 unknown field, 7 bad value, 1 bad version. */
 export function parseNetConf(stdin: string): NetConf & { cniVersion: CniVersion } {
   let json: unknown;

@@ -3,7 +3,7 @@ import type { Logger } from '../src/log.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
 import { legacyHintFromProc } from '../src/exec/detect.js';
 import type { Family } from '../src/model/rule.js';
-import { parseNetConf, type CniEnv, type NetConf } from './config.js';
+import { hasRelativeLogFile, parseNetConf, type CniEnv, type NetConf } from './config.js';
 import type { Enrollment } from './enrollment.js';
 import { enrollment, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type PluginDeps, type PluginOutput } from './invocation.js';
 import { ownedRouting, releaseOwned } from './release.js';
@@ -59,7 +59,7 @@ export async function handleDel(env: CniEnv, deps: PluginDeps): Promise<PluginOu
   let confError: string | undefined;
   try {
     conf = parseNetConf(deps.stdin);
-    if (conf.log_file !== undefined && !conf.log_file.startsWith('/')) conf = { ...conf, log_file: undefined };
+    if (hasRelativeLogFile(conf)) conf = { ...conf, log_file: undefined };
   } catch (err) {
     confError = (err as Error).message;
   }

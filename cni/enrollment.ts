@@ -10,11 +10,6 @@ import { CniCode, CniError } from './spec.js';
 
 export const POD_ANNOTATIONS_CAPABILITY = 'io.kubernetes.cri.pod-annotations';
 
-export const EnrollAnnotation = {
-  status: 'sidecar.istio.io/status',
-  templates: 'inject.istio.io/templates',
-} as const;
-
 /** Templates whose proxy is not a capturing sidecar: `gateway` (a router), `grpc-agent` (DISABLE_ENVOY). */
 const NON_CAPTURING_TEMPLATES = new Set(['gateway', 'grpc-agent']);
 
@@ -49,7 +44,7 @@ export function parseInjectionStatus(value: string): Set<string> {
   }
   const r = statusSchema.safeParse(json);
   if (typeof json !== 'object' || json === null || Array.isArray(json) || !r.success) {
-    throw new CniError(CniCode.invalidConfig, `invalid annotation ${EnrollAnnotation.status}=${JSON.stringify(value.slice(0, 120))}: must be a JSON object with "containers" and "initContainers" lists of names`);
+    throw new CniError(CniCode.invalidConfig, `invalid annotation ${Annotation.status}=${JSON.stringify(value.slice(0, 120))}: must be a JSON object with "containers" and "initContainers" lists of names`);
   }
   return new Set([...(r.data.initContainers ?? []), ...(r.data.containers ?? [])]);
 }
@@ -58,27 +53,27 @@ const skip = (reason: string, warnings: string[] = []): Enrollment => ({ enrolle
 
 function decideSidecar(ann: Readonly<Record<string, string>>): Enrollment {
   const warnings: string[] = [];
-  const status = ann[EnrollAnnotation.status];
+  const status = ann[Annotation.status];
   const containers = status === undefined ? undefined : parseInjectionStatus(status);
-  if (containers?.has('istio-init')) return skip(`istio-init in ${EnrollAnnotation.status} sets the rules itself`);
-  if (containers === undefined) return skip(`no ${EnrollAnnotation.status} annotation (the pod was not injected)`);
-  if (!containers.has('istio-proxy')) return skip(`no istio-proxy in ${EnrollAnnotation.status}`);
-  const templates = (ann[EnrollAnnotation.templates] ?? '').split(',').map((t) => t.trim());
+  if (containers?.has('istio-init')) return skip(`istio-init in ${Annotation.status} sets the rules itself`);
+  if (containers === undefined) return skip(`no ${Annotation.status} annotation (the pod was not injected)`);
+  if (!containers.has('istio-proxy')) return skip(`no istio-proxy in ${Annotation.status}`);
+  const templates = (ann[Annotation.templates] ?? '').split(',').map((t) => t.trim());
   const nonCapturing = templates.find((t) => NON_CAPTURING_TEMPLATES.has(t));
-  if (nonCapturing !== undefined) return skip(`${EnrollAnnotation.templates} names ${nonCapturing}`);
+  if (nonCapturing !== undefined) return skip(`${Annotation.templates} names ${nonCapturing}`);
   const inject = ann[Annotation.inject];
   if (inject !== undefined) {
     const v = parseGoBool(inject);
     if (v.ok && !v.value) return skip(`${Annotation.inject} is ${JSON.stringify(inject)}`);
     if (!v.ok) warnings.push(`ignored ${Annotation.inject}=${JSON.stringify(inject)}: not a boolean (as istio-cni does)`);
   }
-  return { enrolled: true, reason: `istio-proxy in ${EnrollAnnotation.status}`, annotations: ann, warnings };
+  return { enrolled: true, reason: `istio-proxy in ${Annotation.status}`, annotations: ann, warnings };
 }
 
 const REDIRECTION_ACCEPTED = new Set(['enabled', 'pending']);
 
 function decideAmbient(ann: Readonly<Record<string, string>>): Enrollment {
-  if (ann[EnrollAnnotation.status] !== undefined) return skip(`the pod has a sidecar (${EnrollAnnotation.status})`);
+  if (ann[Annotation.status] !== undefined) return skip(`the pod has a sidecar (${Annotation.status})`);
   const redirection = ann[Annotation.redirection];
   if (redirection === 'disabled') return skip(`${Annotation.redirection} is "disabled"`);
   const warnings = redirection !== undefined && !REDIRECTION_ACCEPTED.has(redirection) ? [`ignored ${Annotation.redirection}=${JSON.stringify(redirection)}: not enabled, pending or disabled`] : [];

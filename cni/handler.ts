@@ -4,7 +4,7 @@ import { applyLoaded, checkLoaded } from '../src/exec/engine.js';
 import { formatDriftLines } from '../src/analyze/drift.js';
 import { collectIpsetGarbage } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
-import { parseCniEnv, parseNetConf } from './config.js';
+import { hasRelativeLogFile, parseCniEnv, parseNetConf } from './config.js';
 import { handleDel } from './delete.js';
 import type { Enrollment } from './enrollment.js';
 import { enrollment, execOpts, load, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
@@ -99,7 +99,7 @@ export async function handlePlugin(deps: PluginDeps): Promise<PluginOutput> {
     if (env.command === 'DEL') return await handleDel(env, deps);
     const conf = parseNetConf(deps.stdin);
     version = conf.cniVersion;
-    if (conf.log_file !== undefined && !conf.log_file.startsWith('/')) throw new CniError(CniCode.invalidConfig, `invalid config field "log_file": must be an absolute path`);
+    if (hasRelativeLogFile(conf)) throw new CniError(CniCode.invalidConfig, `invalid config field "log_file": must be an absolute path`);
     const inv: Invocation = { env, conf, log: makeLogger(conf, deps).child({ command: env.command, container: env.containerId || undefined }), deps };
     try {
       const handlers = { ADD: add, CHECK: check, STATUS: status, GC: gc } as const;

@@ -1,7 +1,7 @@
 import type { Host } from '../../src/config/host.js';
 import { ConfigError } from '../../src/errors.js';
 import { loadCommand } from '../../src/cli/commands.js';
-import { netConfSchema } from '../config.js';
+import { hasRelativeLogFile, netConfSchema } from '../config.js';
 import { ambientOptions, finish, hostOptions, originOf, sidecarOptions, type PluginOptions } from '../options.js';
 import { isObject, PLUGIN_TYPE, type Json } from './conf-dir.js';
 
@@ -40,7 +40,7 @@ export function validatePluginConfig(raw: unknown, host: Host): Json {
     throw fieldError(key, raw[key], issue?.message ?? 'invalid');
   }
   const conf = r.data;
-  if (conf.log_file !== undefined && !conf.log_file.startsWith('/')) throw fieldError('log_file', conf.log_file, 'must be an absolute path');
+  if (hasRelativeLogFile(conf)) throw fieldError('log_file', conf.log_file ?? '', 'must be an absolute path');
   // IPv6 "auto" is decided per pod at ADD; here only the values are checked.
   const checked = { ...conf, ipv6: conf.ipv6 === 'auto' ? ('off' as const) : conf.ipv6 };
   const pod = conf.mode === 'sidecar' ? sidecarOptions(checked, {}) : ambientOptions(checked, {});

@@ -14,8 +14,6 @@ export interface Drift {
   readonly unexpected: readonly DriftItem[];
 }
 
-export const NO_DRIFT: Drift = { missing: [], unexpected: [] };
-
 export function isEqual(d: Drift): boolean {
   return d.missing.length === 0 && d.unexpected.length === 0;
 }

@@ -4,6 +4,9 @@
  */
 export const Annotation = {
   inject: 'sidecar.istio.io/inject',
+  /** The injector's record of the containers it added (meshcap-cni's enrollment reads it). */
+  status: 'sidecar.istio.io/status',
+  templates: 'inject.istio.io/templates',
   interceptionMode: 'sidecar.istio.io/interceptionMode',
   includeOutboundIPRanges: 'traffic.sidecar.istio.io/includeOutboundIPRanges',
   excludeOutboundIPRanges: 'traffic.sidecar.istio.io/excludeOutboundIPRanges',

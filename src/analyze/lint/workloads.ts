@@ -1,5 +1,5 @@
 import type { ManifestDocument } from './manifests.js';
-import { asRecord, asString, field, records, stringMap, type Data } from './data.js';
+import { asRecord, asString, field, stringMap, type Data } from './data.js';
 
 /** Where each workload kind keeps its pod template. */
 const TEMPLATE_PATHS: Readonly<Record<string, readonly string[]>> = {
@@ -84,7 +84,3 @@ export function findWorkloads(docs: readonly ManifestDocument[]): Inventory {
   return inventory;
 }
 
-/** The pod's containers (`containers`) and init containers (`initContainers`), records only. */
-export function containersOf(spec: Data): { containers: Data[]; initContainers: Data[] } {
-  return { containers: records(spec['containers']), initContainers: records(spec['initContainers']) };
-}
