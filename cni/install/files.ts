@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, copyFileSync, chmodSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, copyFileSync, chmodSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -30,23 +30,32 @@ export function modeOf(path: string): number | undefined {
   }
 }
 
-export function writeAtomic(path: string, text: string, mode: number): void {
+/**
+ * Puts a file in place the crash-safe way: `fill` writes a temp file in the same directory (no CNI extension,
+ * so a runtime never loads it half-written), which gets `mode`, is fsynced and renamed over `path`; then the
+ * directory is fsynced so the rename itself survives a crash. The temp file never outlives a failure.
+ */
+function replaceAtomically(path: string, mode: number, fill: (tmp: string) => void): void {
   const tmp = tempFor(path);
   try {
-    const fd = openSync(tmp, 'w', mode);
+    fill(tmp);
+    chmodSync(tmp, mode);
+    const fd = openSync(tmp, 'r');
     try {
-      writeSync(fd, text);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    chmodSync(tmp, mode);
     renameSync(tmp, path);
   } catch (err) {
     rmSync(tmp, { force: true });
     throw err;
   }
   syncDir(dirname(path));
+}
+
+export function writeAtomic(path: string, text: string, mode: number): void {
+  replaceAtomically(path, mode, (tmp) => writeFileSync(tmp, text, { mode }));
 }
 
 function sameContent(a: string, b: string): boolean {
@@ -63,20 +72,6 @@ function sameContent(a: string, b: string): boolean {
 /** Copies an executable into place (temp + rename, mode 0755); nothing when the target is already identical. */
 export function installBinary(source: string, target: string): boolean {
   if (sameContent(source, target)) return false;
-  const tmp = tempFor(target);
-  try {
-    copyFileSync(source, tmp);
-    chmodSync(tmp, 0o755);
-    const fd = openSync(tmp, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, target);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+  replaceAtomically(target, 0o755, (tmp) => copyFileSync(source, tmp));
   return true;
 }
