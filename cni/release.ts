@@ -4,7 +4,8 @@ import type { Logger } from '../src/log.js';
 import { loadCommand } from '../src/cli/commands.js';
 import { detectIptables, hintFor, type LegacyHint } from '../src/exec/detect.js';
 import { removeRouting } from '../src/exec/routes.js';
-import { describeCommand, NOT_FOUND, type Runner } from '../src/exec/runner.js';
+import { describeCommand, type Runner } from '../src/exec/runner.js';
+import { nftFailure } from '../src/exec/nft-apply.js';
 import { renderNftCleanup } from '../src/render/nft-apply.js';
 import { parseSave } from '../src/exec/state.js';
 import { convergeEdits, renderEdits } from '../src/exec/transaction.js';
@@ -49,7 +50,7 @@ export interface ReleaseOptions {
 async function releaseNftTables(runner: Runner, opts: ReleaseOptions, log: Logger): Promise<void> {
   const r = await runner.run('nft', ['-f', '-'], { input: renderNftCleanup('sidecar') + renderNftCleanup('ambient') });
   if (r.exitCode === 0) return;
-  if (opts.nativeNftables) throw new CommandError({ command: 'nft -f -', exitCode: r.exitCode, stderr: r.stderr, hint: r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : undefined });
+  if (opts.nativeNftables) throw nftFailure(['-f', '-'], r);
   log.debug({ err: r.stderr.trim() }, 'no native nftables here: nothing of ours to remove');
 }
 

@@ -51,15 +51,17 @@ export class PlanError extends MeshcapError {
 }
 
 /** An external command failed. Exit 4. */
+/** A command's first line of output, the one that names what went wrong. */
+export const firstLineOf = (text: string): string => text.trim().split('\n')[0] ?? '';
+
 export class CommandError extends MeshcapError {
   readonly command: string;
   readonly commandExitCode: number | undefined;
   readonly stderr: string;
   readonly hint: string | undefined;
   constructor(opts: { command: string; exitCode: number | undefined; stderr: string; hint?: string | undefined }) {
-    const firstLine = opts.stderr.trim().split('\n')[0] ?? '';
     const hint = opts.hint ? ` (hint: ${opts.hint})` : '';
-    super('command', `${opts.command} failed (exit ${opts.exitCode ?? 'signal'}): ${firstLine}${hint}`);
+    super('command', `${opts.command} failed (exit ${opts.exitCode ?? 'signal'}): ${firstLineOf(opts.stderr)}${hint}`);
     this.name = 'CommandError';
     this.command = opts.command;
     this.commandExitCode = opts.exitCode;

@@ -9,7 +9,7 @@ import { mergeDrift, type Drift } from '../analyze/drift.js';
 import { diffNftState, splitNftTables } from '../analyze/nft-drift.js';
 import { renderNftListing } from '../render/nft-listing.js';
 import { ownedNftTables } from '../model/nft/layout.js';
-import { NOT_FOUND, type Runner } from './runner.js';
+import { NOT_FOUND, type RunResult, type Runner } from './runner.js';
 import { parseNftText } from '../inspect/nft-text.js';
 
 export interface NftReport {
@@ -22,13 +22,21 @@ export interface NftReport {
 /** `list chains` at the end of the same nft run reports the namespace's chains without another process. */
 const LIST_CHAINS = 'list chains\n';
 
-async function runNft(runner: Runner, text: string): Promise<string> {
-  const r = await runner.run('nft', ['-f', '-'], { input: text });
-  if (r.exitCode !== 0) {
-    const hint = r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : 'nft transactions are atomic: nothing was changed';
-    throw new CommandError({ command: 'nft -f -', exitCode: r.exitCode, stderr: r.stderr, hint });
-  }
+/** The error of a failed `nft` run: a missing binary gets its own hint, any other failure `otherwise`. */
+export function nftFailure(args: readonly string[], r: RunResult, otherwise?: string): CommandError {
+  const hint = r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : otherwise;
+  return new CommandError({ command: ['nft', ...args].join(' '), exitCode: r.exitCode, stderr: r.stderr, hint });
+}
+
+/** Runs `nft ARGS` (with `input` on stdin) and returns its output; throws nftFailure otherwise. */
+async function runNftCommand(runner: Runner, args: readonly string[], input?: string, otherwise?: string): Promise<string> {
+  const r = await runner.run('nft', [...args], input === undefined ? undefined : { input });
+  if (r.exitCode !== 0) throw nftFailure(args, r, otherwise);
   return r.stdout;
+}
+
+async function runNft(runner: Runner, text: string): Promise<string> {
+  return runNftCommand(runner, ['-f', '-'], text, 'nft transactions are atomic: nothing was changed');
 }
 
 /** Istio's iptables chains (ISTIO_*) in `ip`/`ip6` tables, as `nft list chains` prints iptables-nft's tables. */
@@ -45,9 +53,7 @@ interface Snapshot {
 }
 
 async function snapshotOwned(runner: Runner, mode: NftMode): Promise<Snapshot> {
-  const r = await runner.run('nft', ['list', 'ruleset']);
-  if (r.exitCode !== 0) throw new CommandError({ command: 'nft list ruleset', exitCode: r.exitCode, stderr: r.stderr, hint: r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : undefined });
-  const tables = splitNftTables(r.stdout);
+  const tables = splitNftTables(await runNftCommand(runner, ['list', 'ruleset']));
   const present = ownedNftTables(mode).filter((name) => tables.has(`inet ${name}`));
   return { text: present.map((name) => tables.get(`inet ${name}`) ?? '').join('\n'), present: new Set(present) };
 }
@@ -96,9 +102,8 @@ export async function cleanupNftPlan(runner: Runner, plan: Plan, mode: NftMode):
  * On the node side the sets are compared without their elements: they hold every pod added so far.
  */
 export async function checkNftPlan(runner: Runner, plan: Plan, opts: NftRenderOptions): Promise<Drift> {
-  const r = await runner.run('nft', ['-s', 'list', 'ruleset']);
-  if (r.exitCode !== 0) throw new CommandError({ command: 'nft -s list ruleset', exitCode: r.exitCode, stderr: r.stderr, hint: r.exitCode === NOT_FOUND ? 'install nftables (the nft command) or put it on PATH' : undefined });
+  const listing = await runNftCommand(runner, ['-s', 'list', 'ruleset']);
   const expected = renderNftListing(buildNftTables(plan, opts), opts.mode === 'ambient-host' ? probeSets(plan) : []);
-  const rules = diffNftState(expected, r.stdout, ownedNftTables(opts.mode), findIptablesCaptureChains(r.stdout));
+  const rules = diffNftState(expected, listing, ownedNftTables(opts.mode), findIptablesCaptureChains(listing));
   return mergeDrift(rules, { missing: await missingRouting(runner, plan), unexpected: [] });
 }
