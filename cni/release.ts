@@ -1,10 +1,10 @@
 import type { Host } from '../src/config/host.js';
-import { CommandError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
 import { loadCommand } from '../src/cli/commands.js';
-import { detectIptables, hintFor, type LegacyHint } from '../src/exec/detect.js';
+import { restore } from '../src/exec/apply.js';
+import { detectIptables, type LegacyHint } from '../src/exec/detect.js';
 import { removeRouting } from '../src/exec/routes.js';
-import { describeCommand, type Runner } from '../src/exec/runner.js';
+import type { Runner } from '../src/exec/runner.js';
 import { nftFailure } from '../src/exec/nft-apply.js';
 import { renderNftCleanup } from '../src/render/nft-apply.js';
 import { parseSave } from '../src/exec/state.js';
@@ -48,7 +48,7 @@ export interface ReleaseOptions {
  * in native mode a missing `nft` or a kernel without nf_tables only means there is nothing of ours.
  */
 async function releaseNftTables(runner: Runner, opts: ReleaseOptions, log: Logger): Promise<void> {
-  const r = await runner.run('nft', ['-f', '-'], { input: renderNftCleanup('sidecar') + renderNftCleanup('ambient') });
+  const r = await runner.run('nft', ['-f', '-'], { input: renderNftCleanup('sidecar') + renderNftCleanup('ambient'), ownerUserns: true });
   if (r.exitCode === 0) return;
   if (opts.nativeNftables) throw nftFailure(['-f', '-'], r);
   log.debug({ err: r.stderr.trim() }, 'no native nftables here: nothing of ours to remove');
@@ -59,9 +59,7 @@ async function releaseFamily(runner: Runner, family: Family, opts: ReleaseOption
   const ipt = await detectIptables(runner, family, opts.forcedBackend, opts.legacyHint(family));
   const text = renderEdits(convergeEdits(NOTHING, family, parseSave(ipt.state)));
   if (text === '') return 'clean';
-  const args = ['--noflush', ...ipt.waitArgs];
-  const r = await runner.run(ipt.restore, args, { input: text });
-  if (r.exitCode !== 0) throw new CommandError({ command: describeCommand(ipt.restore, args), exitCode: r.exitCode, stderr: r.stderr, hint: hintFor(r, ipt.restore) });
+  await restore(runner, ipt, text);
   return 'removed';
 }
 

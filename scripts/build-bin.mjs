@@ -7,7 +7,7 @@ import { linkSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 
 mkdirSync('dist/bin', { recursive: true });
-execFileSync('node_modules/.bin/bun', ['build', '--compile', '--bytecode', '--minify', '--target=bun-linux-x64', `--define=__MESHCAP_VERSION__=${JSON.stringify(version)}`, 'src/bin.ts', '--outfile', 'dist/bin/meshcap'], {
+execFileSync('node_modules/.bin/bun', ['build', '--compile', '--bytecode', '--minify', '--target=bun-linux-x64', '--external=koffi', `--define=__MESHCAP_VERSION__=${JSON.stringify(version)}`, 'src/bin.ts', '--outfile', 'dist/bin/meshcap'], {
   stdio: ['ignore', 'ignore', 'inherit'],
 });
 rmSync('dist/bin/meshcap-cni', { force: true });

@@ -47,6 +47,9 @@ await build({
   minify: true,
   legalComments: 'none',
   plugins: [stubPlugin],
+  // Native calls (src/exec/native.ts): koffi is loaded from node_modules at run time (its .node binary cannot
+  // be bundled); bun:ffi exists only in the executable.
+  external: ['koffi', 'bun:ffi'],
   define: { __MESHCAP_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
 });

@@ -50,10 +50,26 @@ export class PlanError extends MeshcapError {
   }
 }
 
-/** An external command failed. Exit 4. */
-/** A command's first line of output, the one that names what went wrong. */
-export const firstLineOf = (text: string): string => text.trim().split('\n')[0] ?? '';
+/** A tool's banner with nothing after it: `iptables-nft-restore v1.8.9 (nf_tables): `. */
+const BANNER = /^\S+ v\d[\w.]* \([^)]*\):\s*/;
+/** Lines that only point at the failure: nft's carets under the echoed input, iptables' usage hint. */
+const POINTER = /^[\s^~]+$|^Try `.*for more information\.?$/;
 
+/**
+ * What a failed command's stderr says about why, as one line: every line that gives a reason, banners and
+ * pointers left out (iptables-nft-restore prints its banner on a line of its own and the reason on the next;
+ * nft echoes the failing input under its `Error:` line).
+ */
+export function reasonOf(stderr: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((l) => l.replace(BANNER, '').trim())
+    .filter((l) => l !== '' && !POINTER.test(l));
+  const errors = lines.filter((l) => /\bError:/.test(l));
+  return (errors.length > 0 ? errors : lines).join('; ');
+}
+
+/** An external command failed. Exit 4. */
 export class CommandError extends MeshcapError {
   readonly command: string;
   readonly commandExitCode: number | undefined;
@@ -61,7 +77,7 @@ export class CommandError extends MeshcapError {
   readonly hint: string | undefined;
   constructor(opts: { command: string; exitCode: number | undefined; stderr: string; hint?: string | undefined }) {
     const hint = opts.hint ? ` (hint: ${opts.hint})` : '';
-    super('command', `${opts.command} failed (exit ${opts.exitCode ?? 'signal'}): ${firstLineOf(opts.stderr)}${hint}`);
+    super('command', `${opts.command} failed (exit ${opts.exitCode ?? 'signal'}): ${reasonOf(opts.stderr)}${hint}`);
     this.name = 'CommandError';
     this.command = opts.command;
     this.commandExitCode = opts.exitCode;

@@ -44,9 +44,10 @@ interface FamilyContext {
   readonly residue: boolean;
 }
 
-async function restore(runner: Runner, ipt: Iptables, text: string): Promise<void> {
+/** One `iptables-restore --noflush` of `text`; a failure is a CommandError with the tool's reason. */
+export async function restore(runner: Runner, ipt: Pick<Iptables, 'restore' | 'waitArgs'>, text: string): Promise<void> {
   const args = ['--noflush', ...ipt.waitArgs];
-  const r = await runner.run(ipt.restore, args, { input: text });
+  const r = await runner.run(ipt.restore, args, { input: text, ownerUserns: true });
   if (r.exitCode !== 0) {
     const cmd = describeCommand(ipt.restore, args);
     throw new CommandError({ command: cmd, exitCode: r.exitCode, stderr: r.stderr, hint: hintFor(r, ipt.restore) });

@@ -5,7 +5,7 @@ import type { Runner } from './runner.js';
 
 async function ipsetRestore(runner: Runner, lines: readonly string[]): Promise<void> {
   if (lines.length === 0) return;
-  const r = await runner.run('ipset', ['-exist', 'restore'], { input: `${lines.join('\n')}\n` });
+  const r = await runner.run('ipset', ['-exist', 'restore'], { input: `${lines.join('\n')}\n`, ownerUserns: true });
   if (r.exitCode !== 0) {
     const hint = hintFor(r, 'ipset') ?? (/in use by a kernel component/.test(r.stderr) ? 'a rule that is not ours still uses the set' : undefined);
     throw new CommandError({ command: `ipset -exist restore <<< ${lines.join('; ')}`, exitCode: r.exitCode, stderr: r.stderr, hint });

@@ -30,7 +30,7 @@ export function nftFailure(args: readonly string[], r: RunResult, otherwise?: st
 
 /** Runs `nft ARGS` (with `input` on stdin) and returns its output; throws nftFailure otherwise. */
 async function runNftCommand(runner: Runner, args: readonly string[], input?: string, otherwise?: string): Promise<string> {
-  const r = await runner.run('nft', [...args], input === undefined ? undefined : { input });
+  const r = await runner.run('nft', [...args], input === undefined ? undefined : { input, ownerUserns: true });
   if (r.exitCode !== 0) throw nftFailure(args, r, otherwise);
   return r.stdout;
 }

@@ -49,10 +49,10 @@ interface Observed {
   loAddresses: string[];
 }
 
-/** Runs `ip [-j] -batch -` for one family; a failure is a CommandError. */
+/** Runs `ip [-j] -batch -` for one family (`json`: a read; otherwise the lines change the namespace). */
 export async function runBatch(runner: Runner, family: Family, lines: readonly string[], json: boolean): Promise<string> {
   const args = [...famFlag(family), ...(json ? ['-j'] : []), '-batch', '-'];
-  const r = await runner.run('ip', args, { input: `${lines.join('\n')}\n` });
+  const r = await runner.run('ip', args, { input: `${lines.join('\n')}\n`, ownerUserns: !json });
   if (r.exitCode !== 0) {
     throw new CommandError({ command: `${describeCommand('ip', args)} <<< ${lines.join('; ')}`, exitCode: r.exitCode, stderr: r.stderr, hint: /not up/.test(r.stderr) ? 'bring lo up in the namespace' : undefined });
   }

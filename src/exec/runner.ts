@@ -8,6 +8,13 @@ export interface RunResult {
 export interface RunOptions {
   /** Written to the command's stdin. */
   readonly input?: string;
+  /**
+   * Run in the user namespace that owns the target network namespace, where that is not meshcap's own (a pod
+   * with `hostUsers: false`): every write (a restore, an `nft -f`, an `ip` change — the kernel refuses owner
+   * matches written from elsewhere) and the reads that print UIDs as the pod sees them (socket owners).
+   * Other reads stay in meshcap's user namespace: some of what they read is not readable from inside.
+   */
+  readonly ownerUserns?: boolean;
 }
 
 /** How the executor runs commands: execa in production, a recording fake in unit tests. */

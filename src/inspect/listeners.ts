@@ -61,7 +61,8 @@ export function parseProcNet(text: string): Listener[] {
  */
 export async function readListeners(runner: Runner): Promise<Listener[]> {
   const files = ['tcp', 'tcp6', 'udp', 'udp6'].map((f) => `/proc/self/net/${f}`);
-  const r = await runner.run('cat', files);
+  // Read from the pod's user namespace: the socket owners are then the pod's UIDs, as its rules name them.
+  const r = await runner.run('cat', files, { ownerUserns: true });
   return parseProcNet(r.stdout);
 }
 

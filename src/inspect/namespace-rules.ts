@@ -1,4 +1,4 @@
-import { CommandError, firstLineOf } from '../errors.js';
+import { CommandError, reasonOf } from '../errors.js';
 import { binaryName, chooseBackend, hintFor, holdsRules, type Backend } from '../exec/detect.js';
 import type { RunResult, Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
@@ -73,7 +73,7 @@ async function readPlain(runner: Runner, family: Family, nft: RunResult | undefi
   return { rules: { backend: 'plain', family, tables: parseSaveText(r.stdout, family).tables }, alsoHeld: undefined };
 }
 
-const failure = (cmd: string, r: RunResult) => `${cmd}: ${firstLineOf(r.stderr) || `exit ${r.exitCode}`}`;
+const failure = (cmd: string, r: RunResult) => `${cmd}: ${reasonOf(r.stderr) || `exit ${r.exitCode}`}`;
 
 /** Reads the rules of the asked families in every backend, and the native nftables tables if asked. Never writes. */
 export async function readNamespaceRules(runner: Runner, request: RulesRequest): Promise<NamespaceRules> {

@@ -21,6 +21,20 @@ export function parseStatusIds(text: string): { uid: number; fsuid: number; gid:
   return { uid: Number(u[1]), fsuid: Number(u[4]), gid: Number(g[1]), fsgid: Number(g[4]) };
 }
 
+/**
+ * An id as the process's own user namespace sees it, from its `uid_map`/`gid_map` ("inside outside count"
+ * lines, outside = this reader's ids): a pod with `hostUsers: false` runs its proxy as its 1337, which the
+ * node sees as 201337. An id no line maps stays as the node sees it.
+ */
+export function mapIdInward(id: number, map: string): number {
+  for (const line of map.split('\n')) {
+    const [inside, outside, count] = line.trim().split(/\s+/).map(Number);
+    if (inside === undefined || outside === undefined || count === undefined || Number.isNaN(count)) continue;
+    if (id >= outside && id < outside + count) return inside + (id - outside);
+  }
+  return id;
+}
+
 function tryRead<T>(read: () => T): T | undefined {
   try {
     return read();
@@ -56,7 +70,10 @@ export function readNamespaceProcesses(inode: number, exclude: readonly number[]
     const ids = parseStatusIds(tryRead(() => readFileSync(`${proc}/${pid}/status`, 'utf8')) ?? '');
     const comm = tryRead(() => readFileSync(`${proc}/${pid}/comm`, 'utf8'))?.replace(/\n$/, '');
     if (ids === undefined || comm === undefined) continue;
-    out.push({ pid, comm, ...ids, sockets: socketsOf(proc, pid) });
+    const uids = tryRead(() => readFileSync(`${proc}/${pid}/uid_map`, 'utf8')) ?? '';
+    const gids = tryRead(() => readFileSync(`${proc}/${pid}/gid_map`, 'utf8')) ?? '';
+    const inward = { uid: mapIdInward(ids.uid, uids), fsuid: mapIdInward(ids.fsuid, uids), gid: mapIdInward(ids.gid, gids), fsgid: mapIdInward(ids.fsgid, gids) };
+    out.push({ pid, comm, ...inward, sockets: socketsOf(proc, pid) });
   }
   return out;
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { execa } from 'execa';
 
 /**
@@ -25,9 +26,38 @@ export interface Netns {
   tryRun(cmd: string, args: readonly string[], opts?: { input?: string }): Promise<{ exitCode: number; stdout: string; stderr: string }>;
 }
 
-export async function createNetns(prefix?: string): Promise<Netns> {
+/**
+ * A pod with its own user namespace (Kubernetes `hostUsers: false`), as containerd makes it: pod uids
+ * 0..65535 are host uids 200000.., the network namespace is owned by that user namespace and pinned by a
+ * bind mount under /run/netns, and no process is left in it.
+ */
+export const USERNS_BASE = 200_000;
+
+async function addUsernsNetns(name: string): Promise<void> {
+  const holder = execa('unshare', ['--user', '--net', '--', 'sleep', '30'], { reject: false });
+  try {
+    const pid = holder.pid;
+    if (pid === undefined) throw new Error('unshare did not start');
+    // Once unshare has exec'd sleep, the process is in its new namespaces; then root writes the id maps.
+    for (let i = 0; i < 300 && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'sleep'; i++) await new Promise((r) => setTimeout(r, 10));
+    writeFileSync(`/proc/${pid}/uid_map`, `0 ${USERNS_BASE} 65536\n`);
+    writeFileSync(`/proc/${pid}/gid_map`, `0 ${USERNS_BASE} 65536\n`);
+    await execa('mkdir', ['-p', '/run/netns']);
+    await execa('touch', [`/run/netns/${name}`]);
+    await execa('mount', ['--bind', `/proc/${pid}/ns/net`, `/run/netns/${name}`]);
+  } catch (err) {
+    await execa('ip', ['netns', 'del', name], { reject: false });
+    throw err;
+  } finally {
+    holder.kill('SIGKILL');
+    await holder;
+  }
+}
+
+export async function createNetns(prefix?: string, opts: { userns?: boolean } = {}): Promise<Netns> {
   const name = uniqueName(prefix);
-  await execa('ip', ['netns', 'add', name]);
+  if (opts.userns === true) await addUsernsNetns(name);
+  else await execa('ip', ['netns', 'add', name]);
   const tryRun: Netns['tryRun'] = async (cmd, args, opts = {}) => {
     const r = await execa('ip', ['netns', 'exec', name, cmd, ...args], { input: opts.input ?? '', reject: false });
     return { exitCode: r.exitCode ?? -1, stdout: r.stdout, stderr: r.stderr };

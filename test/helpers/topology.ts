@@ -27,15 +27,20 @@ export interface Identity {
   readonly gid: number;
   /** Extra capabilities (e.g. net_admin for a TPROXY listener). */
   readonly caps?: readonly string[];
+  /** The ids are the pod's: the process runs in the user namespace that owns the pod's network namespace. */
+  readonly podUserns?: boolean;
 }
 export const ROOT: Identity = { uid: 0, gid: 0 };
 export const APP: Identity = { uid: 1000, gid: 1000 };
 export const PROXY: Identity = { uid: 1337, gid: 1337 };
 
-function asUser(id: Identity): string[] {
-  if (id.uid === 0) return [];
+const IN_USERNS = resolve(REPO_ROOT, 'test', 'fixtures', 'in_userns.py');
+
+function asUser(id: Identity, ns: Netns): string[] {
+  const enter = id.podUserns === true ? [PYTHON, IN_USERNS, ns.path] : [];
+  if (id.uid === 0) return enter;
   const caps = id.caps?.map((c) => `+${c}`).join(',');
-  return ['setpriv', `--reuid=${id.uid}`, `--regid=${id.gid}`, '--clear-groups', ...(caps ? [`--inh-caps=${caps}`, `--ambient-caps=${caps}`] : [])];
+  return [...enter, 'setpriv', `--reuid=${id.uid}`, `--regid=${id.gid}`, '--clear-groups', ...(caps ? [`--inh-caps=${caps}`, `--ambient-caps=${caps}`] : [])];
 }
 
 async function batch(ns: Netns, lines: string[]): Promise<void> {
@@ -55,8 +60,9 @@ export class PodTopology {
     readonly peer: Netns,
   ) {}
 
-  static async create(): Promise<PodTopology> {
-    const pod = await createNetns('mcpod');
+  /** With `userns`, the pod's namespace is owned by a user namespace of its own (netns.ts USERNS_BASE). */
+  static async create(opts: { userns?: boolean } = {}): Promise<PodTopology> {
+    const pod = await createNetns('mcpod', opts);
     let peer: Netns | undefined;
     try {
       peer = await createNetns('mcpeer');
@@ -92,7 +98,7 @@ export class PodTopology {
   /** Starts a tcp_probe.py listener (TCP, or UDP with `udp`) in `ns` and waits until it listens. */
   async serve(ns: Netns, id: Identity, name: string, ports: readonly number[], opts: { transparent?: boolean; udp?: boolean } = {}): Promise<void> {
     const mode = opts.udp ? ['serve-udp', name, String(ports[0])] : ['serve', name, ports.join(','), ...(opts.transparent ? ['--transparent'] : [])];
-    const args = ['netns', 'exec', ns.name, ...asUser(id), PYTHON, PROBE, ...mode];
+    const args = ['netns', 'exec', ns.name, ...asUser(id, ns), PYTHON, PROBE, ...mode];
     const proc = execa('ip', args, { reject: false, buffer: false, stdin: 'ignore' });
     this.procs.push({ child: proc, done: proc });
     await new Promise<void>((ok, fail) => {
@@ -125,14 +131,14 @@ export class PodTopology {
   }
 
   private async probe(ns: Netns, id: Identity, args: readonly string[]): Promise<string> {
-    const r = await execa('ip', ['netns', 'exec', ns.name, ...asUser(id), PYTHON, PROBE, ...args], { reject: false });
+    const r = await execa('ip', ['netns', 'exec', ns.name, ...asUser(id, ns), PYTHON, PROBE, ...args], { reject: false });
     return r.stdout.trim() || `ERROR ${r.stderr.trim()}`;
   }
 
   /** Runs the built meshcap against the pod namespace (or `ns`). */
-  meshcap(args: readonly string[], ns: Netns = this.pod) {
+  meshcap(args: readonly string[], ns: Netns = this.pod, env: Record<string, string> = {}) {
     const { file, args: pre } = entryCommand();
-    return execa(file, [...pre, ...args, '--netns', ns.path], { reject: false });
+    return execa(file, [...pre, ...args, '--netns', ns.path], { reject: false, env });
   }
 
   async destroy(): Promise<void> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addressScope, parseProcNet } from '../../../src/inspect/listeners.js';
-import { parseStatusIds } from '../../../src/inspect/processes.js';
+import { mapIdInward, parseStatusIds } from '../../../src/inspect/processes.js';
 import { parseNftJson } from '../../../src/inspect/nft-json.js';
 
 const parseNftTables = (json: string) => parseNftJson(json).tables.map(({ family, name }) => ({ family, name }));
@@ -42,6 +42,20 @@ describe('parseProcNet', () => {
     ['0.0.0.0', 'wildcard'], ['::', 'wildcard'], ['198.51.100.2', 'specific'], ['2001:db8::1', 'specific'],
   ])('%s reaches %s', (address, scope) => {
     expect(addressScope(address)).toBe(scope);
+  });
+});
+
+describe('mapIdInward', () => {
+  it("turns the node's view of a hostUsers: false pod's id into the pod's own", () => {
+    const map = '         0     200000      65536\n';
+    expect(mapIdInward(201337, map)).toBe(1337);
+    expect(mapIdInward(200000, map)).toBe(0);
+    expect(mapIdInward(265536, map)).toBe(265536);
+  });
+
+  it('leaves ids of the initial user namespace as they are', () => {
+    expect(mapIdInward(1337, '         0          0 4294967295\n')).toBe(1337);
+    expect(mapIdInward(1337, '')).toBe(1337);
   });
 });
 
