@@ -9,7 +9,7 @@ import { handleDel } from './delete.js';
 import type { Enrollment } from './enrollment.js';
 import { enrollment, execOpts, load, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
 import { ambientOptions, finish, hostOptions, sidecarOptions, type PluginOptions } from './options.js';
-import { atLeast, CniCode, CniError, convertResult, isSupported, LATEST, SUPPORTED_VERSIONS } from './spec.js';
+import { atLeast, CniCode, CniError, convertResult, LATEST, versionReply } from './spec.js';
 
 export type { PluginDeps, PluginOutput } from './invocation.js';
 
@@ -77,17 +77,6 @@ async function gc(inv: Invocation): Promise<string> {
   const removed = await collectIpsetGarbage(inv.deps.makeRunner(undefined), plan, valid);
   log.info({ removed: removed.length }, 'collected stale probe ipset members');
   return '';
-}
-
-function versionReply(stdin: string): string {
-  let requested: unknown;
-  try {
-    requested = (JSON.parse(stdin || '{}') as { cniVersion?: unknown }).cniVersion;
-  } catch {
-    requested = undefined;
-  }
-  const cniVersion = typeof requested === 'string' && isSupported(requested) ? requested : LATEST;
-  return `${JSON.stringify({ cniVersion, supportedVersions: SUPPORTED_VERSIONS })}\n`;
 }
 
 /** One CNI invocation: env + stdin → stdout + exit code. Logs never reach stdout. */

@@ -1,9 +1,14 @@
 import { appendFileSync, readFileSync } from 'node:fs';
-import { nodeHost } from '../src/config/host.js';
 import type { Runner } from '../src/exec/runner.js';
-import { handlePlugin } from './handler.js';
+import { fdSink, stdinIsTerminal } from '../src/fd-sink.js';
+import { versionReply } from './spec.js';
 
-/** The `meshcap-cni` executable: a chained CNI plugin. The only place that ends the process (no top-level await: bytecode builds are CJS). */
+/**
+ * The `meshcap-cni` executable: a chained CNI plugin. The only place that ends the process (no top-level
+ * await: bytecode builds are CJS). A runtime asks VERSION several times per pod: it is answered here, from
+ * the pure spec module, before the handler's graph (zod, pino, the engine) is loaded at all. Output goes
+ * straight to fds 1 and 2 (src/fd-sink.ts), never through the process's stream objects.
+ */
 function readStdin(): string {
   try {
     return readFileSync(0, 'utf8');
@@ -12,7 +17,7 @@ function readStdin(): string {
   }
 }
 
-/** execa is loaded on the first command run, so VERSION (asked several times per pod) never parses it. */
+/** The spawning runner is loaded on the first command run, so a pass-through ADD never loads it. */
 const lazyRunner = (netns: string | undefined): Runner => {
   let inner: Promise<Runner> | undefined;
   return {
@@ -23,20 +28,32 @@ const lazyRunner = (netns: string | undefined): Runner => {
   };
 };
 
-void handlePlugin({
-  env: process.env,
-  stdin: process.env['CNI_COMMAND'] === 'VERSION' && process.stdin.isTTY ? '' : readStdin(),
-  host: nodeHost,
-  stderr: process.stderr,
-  makeRunner: lazyRunner,
-  appendLog: (path, line) => {
-    try {
-      appendFileSync(path, line);
-    } catch {
-      // A log file that cannot be written must never fail the pod.
-    }
-  },
-}).then((out) => {
-  process.stdout.write(out.stdout);
-  process.exitCode = out.exitCode;
-});
+const stdout = fdSink(1);
+const stderr = fdSink(2);
+
+if (process.env['CNI_COMMAND'] === 'VERSION') {
+  stdout.write(versionReply(stdinIsTerminal() ? '' : readStdin()));
+} else {
+  const stdin = readStdin();
+  void Promise.all([import('./handler.js'), import('../src/config/host.js')])
+    .then(([{ handlePlugin }, { nodeHost }]) =>
+      handlePlugin({
+        env: process.env,
+        stdin,
+        host: nodeHost,
+        stderr,
+        makeRunner: lazyRunner,
+        appendLog: (path, line) => {
+          try {
+            appendFileSync(path, line);
+          } catch {
+            // A log file that cannot be written must never fail the pod.
+          }
+        },
+      }),
+    )
+    .then((out) => {
+      stdout.write(out.stdout);
+      process.exitCode = out.exitCode;
+    });
+}

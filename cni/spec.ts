@@ -74,3 +74,15 @@ export function resultAddresses(result: Json | undefined): string[] {
   const ips = result && Array.isArray(result['ips']) ? (result['ips'] as unknown[]) : [];
   return ips.flatMap((ip) => (isObject(ip) && typeof ip['address'] === 'string' ? [ip['address'].split('/')[0] ?? ''] : [])).filter(Boolean);
 }
+
+/** VERSION's answer: the versions meshcap speaks, under the version asked for when it is one of them. */
+export function versionReply(stdin: string): string {
+  let requested: unknown;
+  try {
+    requested = (JSON.parse(stdin || '{}') as { cniVersion?: unknown }).cniVersion;
+  } catch {
+    requested = undefined;
+  }
+  const cniVersion = typeof requested === 'string' && isSupported(requested) ? requested : LATEST;
+  return `${JSON.stringify({ cniVersion, supportedVersions: SUPPORTED_VERSIONS })}\n`;
+}

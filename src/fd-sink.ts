@@ -1,0 +1,42 @@
+import { fstatSync, writeSync } from 'node:fs';
+import type { LogSink } from './log.js';
+
+/**
+ * Output straight to a file descriptor, synchronously. The entry points write their product and logs this
+ * way instead of through process.stdout/stderr/stdin: building those stream objects was the largest part of
+ * the executable's start-up (~12 ms a process, per-pod-cost.md §3), more than every module meshcap loads.
+ * A reader that has gone away (`meshcap -n | head`, EPIPE) is not an error: the rest is dropped quietly, as
+ * other Unix tools do. A descriptor in non-blocking mode (EAGAIN) is retried until it takes the bytes.
+ */
+export function fdSink(fd: number): LogSink {
+  let closed = false;
+  return {
+    write(chunk: string) {
+      if (closed) return true;
+      let buf = Buffer.from(chunk, 'utf8');
+      while (buf.length > 0) {
+        try {
+          buf = buf.subarray(writeSync(fd, buf));
+        } catch (err) {
+          const code = (err as NodeJS.ErrnoException).code;
+          if (code === 'EAGAIN') continue;
+          if (code === 'EPIPE') {
+            closed = true;
+            return true;
+          }
+          throw err;
+        }
+      }
+      return true;
+    },
+  };
+}
+
+/** Whether stdin is a terminal (nothing was piped in), without building process.stdin. */
+export function stdinIsTerminal(): boolean {
+  try {
+    return fstatSync(0).isCharacterDevice();
+  } catch {
+    return false;
+  }
+}
