@@ -1,7 +1,7 @@
 import type { Host } from '../src/config/host.js';
 import { CommandError } from '../src/errors.js';
 import type { Logger } from '../src/log.js';
-import { loadCommand } from '../src/cli/commands.js';
+import { loadCommand } from '../src/commands/load.js';
 import { detectIptables, hintFor, type LegacyHint } from '../src/exec/detect.js';
 import { removeRouting } from '../src/exec/routes.js';
 import { describeCommand, type Runner } from '../src/exec/runner.js';
