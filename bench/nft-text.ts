@@ -1,6 +1,6 @@
 // Prints the transaction `meshcap --native-nftables` would pipe to `nft -f -` for the argv given (the bare-nft floor).
 import { buildProgram } from '../src/cli/program.js';
-import { loadCommand } from '../src/cli/commands.js';
+import { loadCommand } from '../src/commands/load.js';
 import { nodeHost } from '../src/config/host.js';
 import { renderNftApply } from '../src/render/nft-apply.js';
 import { buildNftTables } from '../src/render/nft-transaction.js';

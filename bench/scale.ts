@@ -1,7 +1,7 @@
 // (e) plan + render at scale, in-process: 2,000 vs 20,000 excluded CIDRs and ports; then 10,000 of each
 // applied into a throwaway namespace, checked against the kernel's own iptables-save.
 import { execFileSync } from 'node:child_process';
-import { loadCommand } from '../src/cli/commands.js';
+import { loadCommand } from '../src/commands/load.js';
 import { fakeHostForBench } from './fake-host.js';
 import { renderRestore } from '../src/render/restore.js';
 import { renderSaveFamily } from '../src/render/save.js';

@@ -4,11 +4,12 @@ import { applyLoaded, checkLoaded } from '../src/exec/engine.js';
 import { formatDriftLines } from '../src/analyze/drift.js';
 import { collectIpsetGarbage } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
-import { hasRelativeLogFile, parseCniEnv, parseNetConf } from './config.js';
+import { hasRelativeLogFile } from '../src/node/plugin-config.js';
+import { parseCniEnv, parseNetConf } from './config.js';
 import { handleDel } from './delete.js';
-import type { Enrollment } from './enrollment.js';
+import type { Enrollment } from '../src/node/enrollment.js';
 import { enrollment, execOpts, load, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
-import { ambientOptions, finish, hostOptions, sidecarOptions, type PluginOptions } from './options.js';
+import { ambientOptions, finish, hostOptions, sidecarOptions, type PluginOptions } from '../src/node/options.js';
 import { atLeast, CniCode, CniError, convertResult, LATEST, versionReply } from './spec.js';
 
 export type { PluginDeps, PluginOutput } from './invocation.js';

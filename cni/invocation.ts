@@ -1,16 +1,17 @@
 import type { Host } from '../src/config/host.js';
 import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
 import { createLogger, type LogSink, type Logger } from '../src/log.js';
-import { loadCommand } from '../src/cli/commands.js';
+import { loadCommand } from '../src/commands/load.js';
 import { applyLoaded } from '../src/exec/engine.js';
 import { applyIpsets } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
 import { legacyHintFromProc } from '../src/exec/detect.js';
 import type { Family } from '../src/model/rule.js';
 import type { Runner } from '../src/exec/runner.js';
-import type { CniEnv, NetConf } from './config.js';
-import { decideEnrollment, POD_ANNOTATIONS_CAPABILITY, type Enrollment } from './enrollment.js';
-import { finish, hostOptions, originOf, type PluginOptions } from './options.js';
+import type { NetConf } from '../src/node/plugin-config.js';
+import type { CniEnv } from './config.js';
+import { decideEnrollment, POD_ANNOTATIONS_CAPABILITY, type Enrollment } from '../src/node/enrollment.js';
+import { finish, hostOptions, originOf, type PluginOptions } from '../src/node/options.js';
 import { CniCode, CniError, resultAddresses, type CniVersion } from './spec.js';
 
 /** What every CNI command shares: the plugin's dependencies, one call's context, errors, logging, the engine's options. */

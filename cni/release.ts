@@ -1,6 +1,6 @@
 import type { Host } from '../src/config/host.js';
 import type { Logger } from '../src/log.js';
-import { loadCommand } from '../src/cli/commands.js';
+import { loadCommand } from '../src/commands/load.js';
 import { restore } from '../src/exec/apply.js';
 import { detectIptables, type LegacyHint } from '../src/exec/detect.js';
 import { removeRouting } from '../src/exec/routes.js';

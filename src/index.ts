@@ -2,7 +2,7 @@
  * meshcap's small public API: the same engine the CLI and the CNI plugin use.
  * Config → Plan (pure) → text (pure) or apply (side effects behind a Runner).
  */
-export { loadCommand } from './cli/commands.js';
+export { loadCommand } from './commands/load.js';
 export { buildSidecarPlan } from './model/sidecar/build.js';
 export { buildAmbientPlan } from './model/ambient/build.js';
 export { buildAmbientHostPlan } from './model/ambient/host.js';

@@ -3,8 +3,8 @@ import { Command, CommanderError, Option } from 'commander';
 import type { Host } from '../config/host.js';
 import { ConfigError, EnvironmentError, ExitCode, MeshcapError } from '../errors.js';
 import { createLogger, type LogSink, type Logger } from '../log.js';
-import { Installer } from '../../cni/install/installer.js';
-import { validatePluginConfig } from '../../cni/install/validate.js';
+import { Installer } from '../node/install/installer.js';
+import { validatePluginConfig } from '../node/install/validate.js';
 
 /**
  * `meshcap install-cni`: the DaemonSet's long-running installer (docs/cni-node.md). Argv (after the

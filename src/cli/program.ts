@@ -8,7 +8,7 @@ import type { TraceFlags } from '../config/trace.js';
 import { addTraceCommand, addVerifyOptions } from './trace-command.js';
 import { addCheckCommands, type CheckCommand } from './checks.js';
 
-export type CommandName = 'sidecar' | 'ambient' | 'ambient-host';
+import type { CommandName } from '../commands/load.js';
 
 export type ParsedCommand =
   | { readonly command: CommandName; readonly flags: FlagValues; readonly check: { readonly verify: boolean; readonly json: boolean } }

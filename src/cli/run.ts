@@ -10,7 +10,7 @@ import { renderSaveDryRun } from '../render/save.js';
 import { countingRunner, type Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
 import { buildProgram, type ParsedCommand } from './program.js';
-import { loadCommand, type Loaded } from './commands.js';
+import { loadCommand, type Loaded } from '../commands/load.js';
 import { runCheck } from './checks.js';
 
 /** How long a run waits for another meshcap working on the same namespace (as iptables' --wait=30). */

@@ -9,7 +9,7 @@ import type { Family, Rule } from '../model/rule.js';
 import { spellNftRule } from '../render/nft-spell.js';
 import { kernelRuleText } from '../render/nft-transaction.js';
 import { buildProgram } from './program.js';
-import { loadCommand } from './commands.js';
+import { loadCommand } from '../commands/load.js';
 
 /** Configs that between them emit every kind of rule meshcap makes (sidecar both modes, ambient both layouts). */
 const CATALOGUE: readonly (readonly string[])[] = [

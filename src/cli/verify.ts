@@ -4,8 +4,7 @@ import type { Logger } from '../log.js';
 import type { Family } from '../model/rule.js';
 import { formatDriftJson, formatDriftLines, isEqual, mergeDrift, type Drift } from '../analyze/drift.js';
 import type { Runner } from '../exec/runner.js';
-import type { Loaded } from './commands.js';
-import type { CommandName } from './program.js';
+import type { CommandName, Loaded } from '../commands/load.js';
 import type { CliDeps } from './run.js';
 
 /**

@@ -1,5 +1,5 @@
 import { buildProgram } from '../../src/cli/program.js';
-import { loadCommand } from '../../src/cli/commands.js';
+import { loadCommand } from '../../src/commands/load.js';
 import type { SidecarConfig } from '../../src/config/schema.js';
 import type { Plan } from '../../src/model/plan.js';
 import { fakeHost } from './cli.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCommand } from '../../src/cli/commands.js';
+import { loadCommand } from '../../src/commands/load.js';
 import { renderNftApply } from '../../src/render/nft-apply.js';
 import { buildNftTables, renderNftIstio } from '../../src/render/nft-transaction.js';
 import { fakeHost } from '../helpers/cli.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCommand } from '../../src/cli/commands.js';
+import { loadCommand } from '../../src/commands/load.js';
 import { renderRestore } from '../../src/render/restore.js';
 import { renderSaveFamily } from '../../src/render/save.js';
 import { applyPlan, cleanupPlan } from '../../src/exec/apply.js';

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
-import { parseGoBool } from '../src/config/values.js';
-import { Annotation } from './options.js';
-import { CniCode, CniError } from './spec.js';
+import { parseGoBool } from '../config/values.js';
+import { Annotation } from '../config/annotations.js';
+import { ConfigError } from '../errors.js';
 
 /**
  * Which pods meshcap-cni touches, from the pod's annotations alone (no API server): the first rule that
@@ -44,7 +44,7 @@ export function parseInjectionStatus(value: string): Set<string> {
   }
   const r = statusSchema.safeParse(json);
   if (typeof json !== 'object' || json === null || Array.isArray(json) || !r.success) {
-    throw new CniError(CniCode.invalidConfig, `invalid annotation ${Annotation.status}=${JSON.stringify(value.slice(0, 120))}: must be a JSON object with "containers" and "initContainers" lists of names`);
+    throw new ConfigError(`annotation ${Annotation.status}`, value.slice(0, 120), 'must be a JSON object with "containers" and "initContainers" lists of names');
   }
   return new Set([...(r.data.initContainers ?? []), ...(r.data.containers ?? [])]);
 }
@@ -80,7 +80,7 @@ function decideAmbient(ann: Readonly<Record<string, string>>): Enrollment {
   return { enrolled: true, reason: 'the ambient network enrolls every pod it does not exclude', annotations: ann, warnings };
 }
 
-/** The decision for one ADD (or DEL/CHECK), first match wins. Throws only for a status annotation that is not JSON. */
+/** The decision for one ADD (or DEL/CHECK, or the node agent's sweep), first match wins. Throws (ConfigError) only for a status annotation that is not JSON. */
 export function decideEnrollment(input: EnrollmentInput): Enrollment {
   const ann = input.annotations ?? {};
   if (input.namespace === '' || input.podName === '') {

@@ -1,7 +1,7 @@
-import type { Host } from '../../src/config/host.js';
-import { ConfigError } from '../../src/errors.js';
-import { loadCommand } from '../../src/cli/commands.js';
-import { hasRelativeLogFile, netConfSchema } from '../config.js';
+import type { Host } from '../../config/host.js';
+import { ConfigError } from '../../errors.js';
+import { loadCommand } from '../../commands/load.js';
+import { hasRelativeLogFile, netConfSchema } from '../plugin-config.js';
 import { ambientOptions, finish, hostOptions, originOf, sidecarOptions, type PluginOptions } from '../options.js';
 import { isObject, PLUGIN_TYPE, type Json } from './conf-dir.js';
 

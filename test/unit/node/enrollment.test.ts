@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decideEnrollment, type EnrollmentInput } from '../../../cni/enrollment.js';
-import { CniError } from '../../../cni/spec.js';
+import { decideEnrollment, type EnrollmentInput } from '../../../src/node/enrollment.js';
+import { ConfigError } from '../../../src/errors.js';
 
 const status = (initContainers: string[] | null, containers: string[] | null) => JSON.stringify({ initContainers, containers, volumes: ['istio-envoy'], imagePullSecrets: null, revision: 'default' });
 const CLASSIC = status(['istio-init'], ['istio-proxy']);
@@ -55,7 +55,7 @@ describe('sidecar enrollment, first match wins', () => {
     'refuses a status annotation that is %s, naming it',
     (_name, value) => {
       const run = () => decideEnrollment(pod({ 'sidecar.istio.io/status': value }));
-      expect(run).toThrow(CniError);
+      expect(run).toThrow(ConfigError);
       expect(run).toThrow(/invalid annotation sidecar\.istio\.io\/status=/);
     },
   );

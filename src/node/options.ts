@@ -1,13 +1,10 @@
-import { SIDECAR_INPUTS } from '../src/config/sidecar-inputs.js';
-import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from '../src/config/ambient-inputs.js';
-import type { InputSpec } from '../src/config/sources.js';
-import type { CommandName } from '../src/cli/program.js';
-import { splitList } from '../src/config/values.js';
-import { Annotation } from '../src/config/annotations.js';
-import type { NetConf } from './config.js';
-
-/** The annotation names live in src/config/annotations.ts (meshcap lint checks the same ones). */
-export { Annotation };
+import { SIDECAR_INPUTS } from '../config/sidecar-inputs.js';
+import { AMBIENT_HOST_INPUTS, AMBIENT_INPUTS } from '../config/ambient-inputs.js';
+import type { InputSpec } from '../config/sources.js';
+import type { CommandName } from '../commands/load.js';
+import { splitList } from '../config/values.js';
+import { Annotation } from '../config/annotations.js';
+import type { NetConf } from './plugin-config.js';
 
 /** Ports istio-cni always adds to the inbound exclusions: the agent, health and Prometheus ports. */
 const ALWAYS_EXCLUDED_INBOUND = '15020,15021,15090';

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync, watch, type FSWatcher } from 'node:fs
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { Logger } from '../../src/log.js';
+import type { Logger } from '../../log.js';
 import { findPrimary, isOurs, listConfNames, PLUGIN_TYPE, readConf, type ConfFile, type Json } from './conf-dir.js';
 import { buildEntry, hasEntry, serialize, withEntry, withoutEntry } from './entry.js';
 import { installBinary, modeOf, writeAtomic } from './files.js';

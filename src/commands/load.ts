@@ -8,9 +8,11 @@ import { buildSidecarPlan } from '../model/sidecar/build.js';
 import { buildAmbientPlan } from '../model/ambient/build.js';
 import { buildAmbientHostPlan } from '../model/ambient/host.js';
 import type { Plan } from '../model/plan.js';
-import type { CommandName } from './program.js';
 import type { NftRenderOptions } from '../render/nft-transaction.js';
 import { checkNftGroups, checkNftInterfaces } from '../config/nft.js';
+
+/** The engine's commands, as every door names them. */
+export type CommandName = 'sidecar' | 'ambient' | 'ambient-host';
 
 /** What the generic driver needs from any command's config. */
 export interface CommonSettings {
