@@ -20,10 +20,13 @@ function readStdin(): string {
 /** The spawning runner is loaded on the first command run, so a pass-through ADD never loads it. */
 const lazyRunner = (netns: string | undefined): Runner => {
   let inner: Promise<Runner> | undefined;
+  const load = () => (inner ??= import('../src/exec/spawn-runner.js').then((m) => m.createSpawnRunner(netns)));
   return {
     async run(cmd, args, opts) {
-      inner ??= import('../src/exec/spawn-runner.js').then((m) => m.createSpawnRunner(netns));
-      return (await inner).run(cmd, args, opts);
+      return (await load()).run(cmd, args, opts);
+    },
+    async probe() {
+      return (await load()).probe?.();
     },
   };
 };

@@ -2,7 +2,7 @@ import type { Host } from '../src/config/host.js';
 import type { Logger } from '../src/log.js';
 import { loadCommand } from '../src/commands/load.js';
 import { restore } from '../src/exec/apply.js';
-import { detectIptables, type LegacyHint } from '../src/exec/detect.js';
+import { detectWithHints, type LegacyHint } from '../src/exec/detect.js';
 import { removeRouting } from '../src/exec/routes.js';
 import type { Runner } from '../src/exec/runner.js';
 import { nftFailure } from '../src/exec/nft-apply.js';
@@ -56,7 +56,7 @@ async function releaseNftTables(runner: Runner, opts: ReleaseOptions, log: Logge
 
 /** Removes our rules from one family; 'clean' when there was nothing of ours. */
 async function releaseFamily(runner: Runner, family: Family, opts: ReleaseOptions): Promise<'removed' | 'clean'> {
-  const ipt = await detectIptables(runner, family, opts.forcedBackend, opts.legacyHint(family));
+  const ipt = await detectWithHints(runner, family, await runner.probe?.(), opts.forcedBackend, opts.legacyHint(family));
   const text = renderEdits(convergeEdits(NOTHING, family, parseSave(ipt.state)));
   if (text === '') return 'clean';
   await restore(runner, ipt, text);

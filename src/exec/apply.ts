@@ -2,7 +2,7 @@ import { CommandError, InterruptedError, StateConflictError } from '../errors.js
 import type { Logger } from '../log.js';
 import type { Plan } from '../model/plan.js';
 import type { Family } from '../model/rule.js';
-import { detectIptables, hintFor, type Iptables, type LegacyHint } from './detect.js';
+import { detectWithHints, hintFor, type Iptables, type LegacyHint } from './detect.js';
 import { applyIpsets, destroyIpsets } from './ipsets.js';
 import { applyRouting, missingRouting, removeRouting } from './routes.js';
 import { compareRules, formatDriftLines, isEqual, mergeDrift, type Drift } from '../analyze/drift.js';
@@ -55,10 +55,11 @@ export async function restore(runner: Runner, ipt: Pick<Iptables, 'restore' | 'w
 }
 
 /** Detects the backend and reads the state of every family, the families at once (IPv4's result first). */
-function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<FamilyContext[]> {
+async function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<FamilyContext[]> {
+  const probe = await runner.probe?.();
   return Promise.all(
     plan.families.map(async (family) => {
-      const ipt = await detectIptables(runner, family, opts.forcedBackend, opts.legacyHint?.(family));
+      const ipt = await detectWithHints(runner, family, probe, opts.forcedBackend, opts.legacyHint?.(family));
       const before = parseSave(ipt.state);
       const expected = expectedState(plan, family);
       const ownership = ownershipFor(plan, family, expected);
@@ -128,8 +129,9 @@ export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, l
 /** `--cleanup-only`: removes exactly what this config creates, in one restore per family, then its routing and ipsets. */
 export async function cleanupPlan(runner: Runner, plan: Plan, opts: ExecOptions, log: Logger): Promise<ExecReport> {
   const families: FamilyReport[] = [];
+  const probe = await runner.probe?.();
   for (const family of plan.families) {
-    const ipt = await detectIptables(runner, family, opts.forcedBackend, opts.legacyHint?.(family));
+    const ipt = await detectWithHints(runner, family, probe, opts.forcedBackend, opts.legacyHint?.(family));
     const { edits, kept } = cleanupEdits(plan, family, parseSave(ipt.state));
     for (const k of kept) log.warn({ family, chain: k }, 'left a chain another of our chains still uses');
     const text = renderEdits(edits);

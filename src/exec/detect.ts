@@ -1,5 +1,6 @@
 import { CommandError } from '../errors.js';
 import type { Family } from '../model/rule.js';
+import type { NamespaceProbe } from './native.js';
 import { describeCommand, NOT_FOUND, type RunResult, type Runner } from './runner.js';
 
 export type Backend = 'legacy' | 'nft' | 'plain';
@@ -99,7 +100,7 @@ export function legacyHintFromProc(family: Family, currentNamespace: boolean, re
  * tables). Istio's extra `-A INPUT -p 255` kernel probe is left out: the restore itself fails with the same
  * error and is rolled back.
  */
-export async function detectIptables(runner: Runner, family: Family, forced?: 'legacy' | 'nft', legacyHint: LegacyHint = 'unknown'): Promise<Iptables> {
+export async function detectIptables(runner: Runner, family: Family, forced?: 'legacy' | 'nft', legacyHint: LegacyHint = 'unknown', nftEmpty = false): Promise<Iptables> {
   const make = async (backend: Backend, reason: string, state: string): Promise<Iptables> => ({
     family,
     backend,
@@ -110,6 +111,9 @@ export async function detectIptables(runner: Runner, family: Family, forced?: 'l
     state,
   });
   const trySave = (backend: Backend) => runner.run(binaryName(family, backend, 'save'), []);
+  // The namespace's nf_tables hold no table of this family (read over netlink): iptables-nft-save would
+  // print nothing, so its empty state is known without running it.
+  if (forced === 'nft' && nftEmpty) return make('nft', `--force-iptables-binary nft`, '');
   if (forced !== undefined) {
     const r = await trySave(forced);
     const cmd = binaryName(family, forced, 'save');
@@ -118,6 +122,7 @@ export async function detectIptables(runner: Runner, family: Family, forced?: 'l
   }
   let nft: RunResult | undefined;
   if (legacyHint !== 'unknown') {
+    if (nftEmpty) return make('nft', `${legacyHint === 'no-legacy-module' ? 'no legacy iptables module loaded' : 'no legacy tables in this namespace'}; nf_tables works`, '');
     nft = await trySave('nft');
     const why = legacyHint === 'no-legacy-module' ? 'no legacy iptables module loaded' : 'no legacy tables in this namespace';
     if (nft.exitCode === 0) return make('nft', `${why}; nf_tables works`, nft.stdout);
@@ -134,4 +139,22 @@ export async function detectIptables(runner: Runner, family: Family, forced?: 'l
     throw new CommandError({ command: describeCommand(cmd, []), exitCode: plain.exitCode, stderr: plain.stderr || nft.stderr, hint: hintFor(plain, cmd) });
   }
   return make('plain', 'neither legacy nor nft variants work; using plain iptables', plain.stdout);
+}
+
+/**
+ * The hints a namespace probe gives one family: what its /proc says about legacy tables (the same rule as
+ * legacyHintFromProc, here for the pod's own /proc/net, read from inside), and whether nf_tables holds no
+ * table of this family at all.
+ */
+export function hintsFromProbe(probe: NamespaceProbe, family: Family): { legacy: LegacyHint; nftEmpty: boolean } {
+  const names = probe.legacyTables[family];
+  const legacy: LegacyHint = names === undefined ? 'no-legacy-module' : names.trim() === '' ? 'no-legacy-tables' : 'unknown';
+  const nftFamily = family === 'ipv4' ? 'ip' : 'ip6';
+  return { legacy, nftEmpty: !probe.nftTables.some((t) => t.family === nftFamily) };
+}
+
+/** Detects one family's backend with the best hints there are: the probe's when it read the namespace. */
+export function detectWithHints(runner: Runner, family: Family, probe: NamespaceProbe | undefined, forced: 'legacy' | 'nft' | undefined, fallback: LegacyHint | undefined): Promise<Iptables> {
+  const hints = probe === undefined ? { legacy: fallback ?? 'unknown', nftEmpty: false } : hintsFromProbe(probe, family);
+  return detectIptables(runner, family, forced, hints.legacy, hints.nftEmpty);
 }

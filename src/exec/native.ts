@@ -1,8 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
+import { encodeGetTables, parseTableDump, type NftTableName } from '../inspect/nft-netlink.js';
 
 /**
- * The one place that makes the native calls Node and Bun lack (ioctl(2) today). Nothing else knows how they
+ * The one place that makes the native calls Node and Bun lack: ioctl(2), setns(2) and a netlink socket. Nothing else knows how they
  * are made: in the self-contained executable through Bun's built-in `bun:ffi`, under Node through the koffi
  * package; where neither loads, the namespace's owner is still read by a spawned `perl` (Debian's perl-base,
  * whose `ioctl` builtin makes the same call) — enough to refuse such a pod precisely, not to enter it.
@@ -12,11 +13,23 @@ import { closeSync, existsSync, fstatSync, openSync, statSync } from 'node:fs';
 /** ioctl(2) on nsfs files (linux/nsfs.h): the user namespace that owns a namespace, as a new fd. */
 const NS_GET_USERNS = 0xb701;
 
-type Ioctl = (fd: number, request: number) => { readonly result: number; readonly errno: number };
+/** A libc call's result: the return value, and errno when it is negative. */
+interface CallResult {
+  readonly result: number;
+  readonly errno: number;
+}
 
-interface Loaded {
+/** The libc calls meshcap makes; every one returns its raw result and errno (no throwing here). */
+interface Libc {
+  ioctl(fd: number, request: number): CallResult;
+  setns(fd: number, nstype: number): CallResult;
+  socket(domain: number, type: number, protocol: number): CallResult;
+  send(fd: number, buf: Buffer): CallResult;
+  recv(fd: number, buf: Buffer): CallResult;
+}
+
+interface Loaded extends Libc {
   readonly via: 'bun:ffi' | 'koffi';
-  readonly ioctl: Ioctl;
 }
 
 /** glibc's soname at an absolute path (Bun retries a bare name relative to the cwd). */
@@ -48,24 +61,57 @@ async function loadModule<T>(name: 'bun:ffi' | 'koffi'): Promise<T> {
   return ((mod as { default?: T }).default ?? mod) as T;
 }
 
+type Raw = (...args: unknown[]) => number | bigint;
+
+/** Wraps raw libc functions (by name) with errno capture. */
+function wrapLibc(fn: (name: keyof Libc) => Raw, errno: () => number): Libc {
+  const call = (name: keyof Libc) => {
+    const f = fn(name);
+    return (...args: unknown[]): CallResult => {
+      const result = Number(f(...args));
+      return { result, errno: result < 0 ? errno() : 0 };
+    };
+  };
+  const ioctl = call('ioctl');
+  const setns = call('setns');
+  const socket = call('socket');
+  const send = call('send');
+  const recv = call('recv');
+  return {
+    ioctl: (fd, req) => ioctl(fd, req),
+    setns: (fd, type) => setns(fd, type),
+    socket: (d, t, p) => socket(d, t, p),
+    send: (fd, buf) => send(fd, buf, buf.length, 0),
+    recv: (fd, buf) => recv(fd, buf, buf.length, 0),
+  };
+}
+
 async function loadBunFfi(): Promise<Loaded> {
   const ffi = await loadModule<BunFfi>('bun:ffi');
-  const lib = ffi.dlopen(findLibc(), { ioctl: { args: ['i32', 'u64'], returns: 'i32' }, __errno_location: { args: [], returns: 'ptr' } });
-  const ioctl = lib.symbols['ioctl'] as (fd: number, req: number) => number;
+  const lib = ffi.dlopen(findLibc(), {
+    ioctl: { args: ['i32', 'u64'], returns: 'i32' },
+    setns: { args: ['i32', 'i32'], returns: 'i32' },
+    socket: { args: ['i32', 'i32', 'i32'], returns: 'i32' },
+    send: { args: ['i32', 'ptr', 'u64', 'i32'], returns: 'i64' },
+    recv: { args: ['i32', 'ptr', 'u64', 'i32'], returns: 'i64' },
+    __errno_location: { args: [], returns: 'ptr' },
+  });
   const errnoAt = lib.symbols['__errno_location'] as () => unknown;
-  return { via: 'bun:ffi', ioctl: (fd, req) => {
-    const result = ioctl(fd, req);
-    return { result, errno: result < 0 ? ffi.read.i32(errnoAt(), 0) : 0 };
-  } };
+  return { via: 'bun:ffi', ...wrapLibc((name) => lib.symbols[name] as Raw, () => ffi.read.i32(errnoAt(), 0)) };
 }
+
+const KOFFI_SIGNATURES: Record<keyof Libc, string> = {
+  ioctl: 'int ioctl(int fd, unsigned long request)',
+  setns: 'int setns(int fd, int nstype)',
+  socket: 'int socket(int domain, int type, int protocol)',
+  send: 'intptr_t send(int fd, const void *buf, size_t len, int flags)',
+  recv: 'intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)',
+};
 
 async function loadKoffi(): Promise<Loaded> {
   const koffi = await loadModule<Koffi>('koffi');
-  const ioctl = koffi.load(findLibc()).func('int ioctl(int fd, unsigned long request)') as (fd: number, req: number) => number;
-  return { via: 'koffi', ioctl: (fd, req) => {
-    const result = ioctl(fd, req);
-    return { result, errno: result < 0 ? koffi.errno() : 0 };
-  } };
+  const lib = koffi.load(findLibc());
+  return { via: 'koffi', ...wrapLibc((name) => lib.func(KOFFI_SIGNATURES[name]) as Raw, () => koffi.errno()) };
 }
 
 let loaded: Promise<Loaded | Error> | undefined;
@@ -135,4 +181,90 @@ export async function findNamespaceOwner(path: string): Promise<NamespaceOwner> 
 export async function describeNative(): Promise<string> {
   const native = await loadNative();
   return native instanceof Error ? native.message : native.via;
+}
+
+const CLONE_NEWNET = 0x40000000;
+const AF_NETLINK = 16;
+const SOCK_RAW_CLOEXEC = 3 | 0x80000;
+const NETLINK_NETFILTER = 12;
+
+/** What a namespace holds, read in-process: its nf_tables tables and its legacy iptables table names. */
+export interface NamespaceProbe {
+  readonly nftTables: readonly NftTableName[];
+  /** /proc/net/ip{6}_tables_names inside the namespace; undefined when the legacy module is not loaded. */
+  readonly legacyTables: { readonly ipv4: string | undefined; readonly ipv6: string | undefined };
+}
+
+function readOptional(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function dumpNftTables(libc: Libc): NftTableName[] {
+  const sock = libc.socket(AF_NETLINK, SOCK_RAW_CLOEXEC, NETLINK_NETFILTER);
+  if (sock.result < 0) throw new Error(`netlink socket failed (errno ${sock.errno})`);
+  try {
+    const sent = libc.send(sock.result, encodeGetTables(1));
+    if (sent.result < 0) throw new Error(`netlink send failed (errno ${sent.errno})`);
+    const buf = Buffer.alloc(65536);
+    const tables: NftTableName[] = [];
+    for (;;) {
+      const got = libc.recv(sock.result, buf);
+      if (got.result < 0) throw new Error(`netlink recv failed (errno ${got.errno})`);
+      const part = parseTableDump(buf.subarray(0, got.result));
+      tables.push(...part.tables);
+      if (part.errno !== undefined) throw new Error(`nf_tables dump failed (errno ${part.errno})`);
+      if (part.done || got.result === 0) return tables;
+    }
+  } finally {
+    closeSync(sock.result);
+  }
+}
+
+/**
+ * Reads a network namespace without starting a process: this thread — the JS thread, which every child is
+ * forked from — enters it with setns(2), dumps its nf_tables tables over netlink and reads its legacy table
+ * names from /proc/self/net (which follows this thread), then goes back. Nothing asynchronous runs while it is
+ * inside; if the way back fails the process aborts rather than go on in the pod's namespace. Without `path`
+ * it reads meshcap's own namespace (istio-init inside the pod: no setns, which would need CAP_SYS_ADMIN).
+ * Undefined when the native calls are unavailable or refused (the caller reads with processes, as before).
+ */
+export async function probeNamespace(path: string | undefined): Promise<NamespaceProbe | undefined> {
+  const libc = await loadNative();
+  if (libc instanceof Error) return undefined;
+  try {
+    return path === undefined ? readHere(libc) : probeOther(libc, path);
+  } catch {
+    return undefined;
+  }
+}
+
+function readHere(libc: Libc): NamespaceProbe {
+  return { nftTables: dumpNftTables(libc), legacyTables: { ipv4: readOptional('/proc/self/net/ip_tables_names'), ipv6: readOptional('/proc/self/net/ip6_tables_names') } };
+}
+
+function probeOther(libc: Libc, path: string): NamespaceProbe {
+  const home = openSync('/proc/thread-self/ns/net', 'r');
+  try {
+    const target = openSync(path, 'r');
+    try {
+      const entered = libc.setns(target, CLONE_NEWNET);
+      if (entered.result < 0) throw new Error(`setns(${path}) failed (errno ${entered.errno})`);
+    } finally {
+      closeSync(target);
+    }
+    try {
+      return readHere(libc);
+    } finally {
+      if (libc.setns(home, CLONE_NEWNET).result < 0) {
+        process.stderr.write('meshcap: cannot return to its own network namespace after reading a pod\'s; aborting\n');
+        process.abort();
+      }
+    }
+  } finally {
+    closeSync(home);
+  }
 }

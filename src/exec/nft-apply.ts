@@ -5,7 +5,7 @@ import type { Plan } from '../model/plan.js';
 import { probeSets, renderNftApply, renderNftCleanup } from '../render/nft-apply.js';
 import { buildNftTables, type NftRenderOptions } from '../render/nft-transaction.js';
 import { applyRouting, missingRouting, removeRouting } from './routes.js';
-import { mergeDrift, type Drift } from '../analyze/drift.js';
+import { isEqual, mergeDrift, type Drift } from '../analyze/drift.js';
 import { diffNftState, splitNftTables } from '../analyze/nft-drift.js';
 import { renderNftListing } from '../render/nft-listing.js';
 import { ownedNftTables } from '../model/nft/layout.js';
@@ -17,6 +17,8 @@ export interface NftReport {
   readonly tables: readonly string[];
   /** iptables-nft chains of Istio's found next to our tables (both would act on the same packets). */
   readonly iptablesChains: readonly string[];
+  /** `unchanged`: the namespace already held exactly this config, and nothing was written. */
+  readonly action?: 'applied' | 'unchanged' | 'removed';
 }
 
 /** `list chains` at the end of the same nft run reports the namespace's chains without another process. */
@@ -50,27 +52,61 @@ interface Snapshot {
   /** Our tables as `nft list ruleset` prints them now (counters included): nft reads that text back as is. */
   readonly text: string;
   readonly present: ReadonlySet<string>;
+  /** The whole listing it came from ('' for a namespace the probe found without tables of ours). */
+  readonly listing: string;
 }
 
+const NOTHING_OURS: Snapshot = { text: '', present: new Set(), listing: '' };
+
 async function snapshotOwned(runner: Runner, mode: NftMode): Promise<Snapshot> {
-  const tables = splitNftTables(await runNftCommand(runner, ['list', 'ruleset']));
+  const listing = await runNftCommand(runner, ['list', 'ruleset']);
+  const tables = splitNftTables(listing);
   const present = ownedNftTables(mode).filter((name) => tables.has(`inet ${name}`));
-  return { text: present.map((name) => tables.get(`inet ${name}`) ?? '').join('\n'), present: new Set(present) };
+  return { text: present.map((name) => tables.get(`inet ${name}`) ?? '').join('\n'), present: new Set(present), listing };
+}
+
+/**
+ * Our tables as they are now: nothing, without a process, when the probe (netlink) sees none of them;
+ * otherwise one `nft list ruleset`.
+ */
+async function readOwned(runner: Runner, mode: NftMode): Promise<Snapshot> {
+  const probe = await runner.probe?.();
+  const owned = ownedNftTables(mode);
+  if (probe !== undefined && !probe.nftTables.some((t) => t.family === 'inet' && owned.includes(t.name))) return NOTHING_OURS;
+  return snapshotOwned(runner, mode);
+}
+
+/** A listing as `nft -s` would print it: counters without their values. */
+const stateless = (listing: string) => listing.replace(/counter packets \d+ bytes \d+/g, 'counter');
+
+/** Our tables already hold exactly this config (same tables, chains, specs and rules, in order). */
+function holdsExactly(before: Snapshot, blocks: ReturnType<typeof buildNftTables>, mode: NftMode): boolean {
+  if (before.present.size === 0) return false;
+  return isEqual(diffNftState(renderNftListing(blocks, []), stateless(before.listing), ownedNftTables(mode), []));
 }
 
 const needsRouting = (plan: Plan) => plan.ipRules.length + plan.routes.length + plan.addresses.length > 0;
 
 /**
  * Applies a plan as native nftables: ONE `nft -f -` holding every table of both families (atomic: all or
- * nothing), then the policy routing exactly as iptables mode does. In a pod namespace the same run lists
- * the chains, so iptables capture rules next to ours are reported without another process. A plan with
- * routing first reads our tables (one `nft list ruleset`), so that a routing failure puts them back; the
- * transaction then deletes only the tables that exist.
+ * nothing), then the policy routing exactly as iptables mode does. What is there first: in a fresh pod the
+ * probe (netlink, no process) sees none of our tables, and the transaction is the only process; otherwise
+ * one `nft list ruleset` reads our tables — a pod namespace that already holds exactly this config is left
+ * as it is (no transaction: counters, table and chain order kept), and a routing failure puts the tables
+ * back as they were. In a pod namespace the transaction also lists the chains, so iptables capture rules
+ * next to ours are reported without another process.
  */
 export async function applyNftPlan(runner: Runner, plan: Plan, opts: NftRenderOptions, log: Logger): Promise<NftReport> {
   const blocks = buildNftTables(plan, opts);
   const check = opts.mode !== 'ambient-host';
-  const before = needsRouting(plan) ? await snapshotOwned(runner, opts.mode) : undefined;
+  // The node side's transaction also adds and removes probe set elements: it always runs.
+  const before = check || needsRouting(plan) ? await readOwned(runner, opts.mode) : undefined;
+  if (check && before !== undefined && holdsExactly(before, blocks, opts.mode)) {
+    const iptablesChains = findIptablesCaptureChains(before.listing);
+    if (iptablesChains.length > 0) log.warn({ chains: iptablesChains }, 'iptables capture rules are present next to the native nftables tables: both act on the same packets');
+    await applyRouting(runner, plan);
+    return { backend: 'nftables', tables: blocks.map((b) => b.layout.name), iptablesChains, action: 'unchanged' };
+  }
   const out = await runNft(runner, renderNftApply(opts.mode, plan, blocks, before?.present) + (check ? LIST_CHAINS : ''));
   const iptablesChains = check ? findIptablesCaptureChains(out) : [];
   if (iptablesChains.length > 0) {
@@ -86,7 +122,7 @@ export async function applyNftPlan(runner: Runner, plan: Plan, opts: NftRenderOp
     }
     throw err;
   }
-  return { backend: 'nftables', tables: blocks.map((b) => b.layout.name), iptablesChains };
+  return { backend: 'nftables', tables: blocks.map((b) => b.layout.name), iptablesChains, action: 'applied' };
 }
 
 /** `--cleanup-only --native-nftables`: deletes exactly the mode's tables (one transaction), then its routing. */

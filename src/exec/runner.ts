@@ -1,3 +1,5 @@
+import type { NamespaceProbe } from './native.js';
+
 /** The result of one external command. Non-zero exits are results, not exceptions. */
 export interface RunResult {
   readonly exitCode: number;
@@ -17,9 +19,15 @@ export interface RunOptions {
   readonly ownerUserns?: boolean;
 }
 
-/** How the executor runs commands: execa in production, a recording fake in unit tests. */
+/** How the executor runs commands: node:child_process in production, a recording fake in unit tests. */
 export interface Runner {
   run(cmd: string, args: readonly string[], opts?: RunOptions): Promise<RunResult>;
+  /**
+   * What the target namespace holds, read in-process (its nf_tables tables, its legacy table names), so a
+   * fresh pod needs no `*-save` or `nft list` process; undefined (or absent) where that cannot be read — the
+   * callers then read with processes, as before, and reach the same decision.
+   */
+  probe?(): Promise<NamespaceProbe | undefined>;
 }
 
 /** Exit code a runner reports when the command does not exist (as a shell would). */
@@ -38,6 +46,7 @@ export function countingRunner(inner: Runner): Runner & { readonly count: () => 
       n++;
       return inner.run(cmd, args, opts);
     },
+    ...(inner.probe === undefined ? {} : { probe: () => inner.probe?.() ?? Promise.resolve(undefined) }),
     count: () => n,
   };
 }

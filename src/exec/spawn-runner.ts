@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { closeSync } from 'node:fs';
 import { EnvironmentError } from '../errors.js';
-import { findNamespaceOwner, type NamespaceOwner } from './native.js';
+import { findNamespaceOwner, probeNamespace, type NamespaceOwner } from './native.js';
 import { NOT_FOUND, type RunResult, type Runner } from './runner.js';
 
 /** How one command is started: the file, its argv, and an fd it inherits as its fd 3 (the owning user namespace). */
@@ -39,6 +39,7 @@ export function createSpawnRunner(netns?: string): Runner {
     }
   };
   return {
+    probe: () => probeNamespace(netns),
     async run(cmd, args, opts = {}) {
       const launch = await launchFor(cmd, args, opts.ownerUserns === true);
       // Legacy iptables tables are per namespace, so the xtables lock is too (as Istio's CNI does): pods set

@@ -4,10 +4,12 @@ import type { Runner } from '../../../src/exec/runner.js';
 import { fakeHost } from '../../helpers/cli.js';
 
 /** The CNI door with `native_nftables: true`, against a runner that records commands and their stdin. */
+/** Records every command; its probe sees a fresh pod (no nf_tables tables), as netlink would. */
 function recorder(): Runner & { calls: { cmd: string; input: string }[] } {
   const calls: { cmd: string; input: string }[] = [];
   return {
     calls,
+    probe: async () => ({ nftTables: [], legacyTables: { ipv4: '', ipv6: '' } }),
     async run(cmd, args, opts) {
       calls.push({ cmd: [cmd, ...args].join(' '), input: opts?.input ?? '' });
       return { exitCode: 0, stdout: '', stderr: '' };
@@ -41,9 +43,10 @@ describe('meshcap-cni ADD with native_nftables', () => {
   it('uses the redirect layout for ambient when the config names no inbound layout', async () => {
     const r = await add({ mode: 'ambient' });
     expect(r.exitCode).toBe(0);
-    // Ambient routes: our tables are read first, so a routing failure can put them back.
-    expect(r.runner.calls.map((c) => c.cmd).slice(0, 2)).toEqual(['nft list ruleset', 'nft -f -']);
-    expect(r.runner.calls[1]?.input).toContain('redirect to :15006');
+    // Ambient routes: the probe saw none of our tables, so a routing failure would only delete them again —
+    // no read first, the transaction is the one nft process.
+    expect(r.runner.calls.map((c) => c.cmd).filter((c) => c.startsWith('nft'))).toEqual(['nft -f -']);
+    expect(r.runner.calls[0]?.input).toContain('redirect to :15006');
   });
 
   it('refuses the tproxy layout for ambient, naming the config field', async () => {

@@ -3,12 +3,14 @@ import { NOT_FOUND, type Runner } from '../../../src/exec/runner.js';
 import { runCli } from '../../helpers/cli.js';
 
 /** The nft executor against recording runners: what it starts, and how a failing nft is reported. */
-function runnerAnswering(exitCode: number, stderr = '', ruleset = ''): Runner & { calls: string[]; inputs: string[] } {
+/** `fresh`: the runner's probe (netlink, in production) sees no nf_tables tables; otherwise it has no probe. */
+function runnerAnswering(exitCode: number, stderr = '', ruleset = '', fresh = false): Runner & { calls: string[]; inputs: string[] } {
   const calls: string[] = [];
   const inputs: string[] = [];
   return {
     calls,
     inputs,
+    ...(fresh ? { probe: async () => ({ nftTables: [], legacyTables: { ipv4: '', ipv6: '' } }) } : {}),
     async run(cmd, args, opts) {
       calls.push([cmd, ...args].join(' '));
       inputs.push(opts?.input ?? '');
@@ -21,14 +23,38 @@ function runnerAnswering(exitCode: number, stderr = '', ruleset = ''): Runner & 
 const REDIRECT = ['--native-nftables', '-p', '15001', '-z', '15006', '-u', '1337', '-b', '*', '-i', '*', '--ipv6', 'off'];
 
 describe('applying native nftables', () => {
-  it('starts exactly one nft process for a REDIRECT IPv4 config, deleting every owned table before re-creating', async () => {
-    const runner = runnerAnswering(0);
+  it('starts exactly one nft process in a fresh pod (the probe sees none of our tables), deleting nothing', async () => {
+    const runner = runnerAnswering(0, '', '', true);
     const res = await runCli(REDIRECT, {}, undefined, runner);
     expect(res.code).toBe(0);
     expect(runner.calls).toEqual(['nft -f -']);
     const input = runner.inputs[0] ?? '';
-    expect(input.startsWith('add table inet istio-proxy-nat\ndelete table inet istio-proxy-nat\nadd table inet istio-proxy-mangle\ndelete table inet istio-proxy-mangle\n')).toBe(true);
+    expect(input).not.toContain('delete table');
+    expect(input.startsWith('add table inet istio-proxy-nat\n')).toBe(true);
     expect(input).toMatch(/\nlist chains\n$/);
+  });
+
+  it('without a probe reads our tables first, and deletes exactly those it found before re-creating', async () => {
+    const runner = runnerAnswering(0, '', 'table inet istio-proxy-mangle {\n\tchain prerouting {\n\t}\n}\n');
+    expect((await runCli(REDIRECT, {}, undefined, runner)).code).toBe(0);
+    expect(runner.calls).toEqual(['nft list ruleset', 'nft -f -']);
+    expect((runner.inputs[1] ?? '').split('\n').filter((l) => l.startsWith('delete table'))).toEqual(['delete table inet istio-proxy-mangle']);
+  });
+
+  it('writes nothing when our tables already hold exactly this config (counters and all are kept)', async () => {
+    const listing = (await runCli(['-n', ...REDIRECT])).stdout.replace(/counter/g, 'counter packets 7 bytes 420');
+    const runner = runnerAnswering(0, '', listing);
+    const res = await runCli(REDIRECT, {}, undefined, runner);
+    expect(res.code).toBe(0);
+    expect(runner.calls).toEqual(['nft list ruleset']);
+    expect(res.stderr).toContain('"action":"unchanged"');
+  });
+
+  it('rewrites our tables in one transaction when one rule differs', async () => {
+    const listing = (await runCli(['-n', ...REDIRECT])).stdout.replace('redirect to :15001', 'redirect to :15002');
+    const runner = runnerAnswering(0, '', listing);
+    expect((await runCli(REDIRECT, {}, undefined, runner)).code).toBe(0);
+    expect(runner.calls).toEqual(['nft list ruleset', 'nft -f -']);
   });
 
   it('says to install nftables when nft is missing (exit 4)', async () => {
