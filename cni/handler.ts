@@ -13,9 +13,11 @@ import { atLeast, CniCode, CniError, convertResult, isSupported, LATEST, SUPPORT
 
 export type { PluginDeps, PluginOutput } from './invocation.js';
 
-function podOptions({ conf, env }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
+function podOptions({ conf, env, log }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
   const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotations) : ambientOptions(conf, annotations);
-  return finish(builder, conf.mode, conf, env.netns);
+  const opts = finish(builder, conf.mode, conf, env.netns);
+  for (const w of opts.warnings) log.warn({ reason: w }, 'annotation ignored');
+  return opts;
 }
 
 /** Logs the decision once, with its reason, and each warning. */

@@ -26,7 +26,7 @@ function checkSpelling(ctx: PodContext): Finding[] {
 function checkValues(ctx: PodContext): Finding[] {
   const out: Finding[] = [];
   for (const [key, value] of Object.entries(ctx.annotations)) {
-    const problem = checkAnnotationValue(key, value);
+    const problem = checkAnnotationValue(key, value, ctx.options.cni);
     if (problem !== undefined) out.push(locate(ctx, describeCode('MCL008', problem)));
   }
   const outboundPorts = ctx.annotations[Annotation.includeOutboundPorts];
@@ -53,7 +53,7 @@ function checkCoverage(ctx: PodContext): Finding[] {
   const out: Finding[] = [];
   const valid = (key: string) => {
     const v = ctx.annotations[key];
-    return v !== undefined && checkAnnotationValue(key, v) === undefined ? v : undefined;
+    return v !== undefined && checkAnnotationValue(key, v, ctx.options.cni) === undefined ? v : undefined;
   };
   const include = valid(Annotation.includeInboundPorts);
   const excludeIn = valid(Annotation.excludeInboundPorts);
