@@ -1,6 +1,6 @@
 import { parseCidr, type Parsed } from '../model/cidr.js';
 import { Annotation } from './annotations.js';
-import { parseGoBool, parseInterface, parseListPort } from './values.js';
+import { parseGoBool, parseInterface, parseListPort, trimBlanks } from './values.js';
 
 /**
  * How meshcap reads each pod annotation that sets capture options: one table for the CNI door (cni/options.ts),
@@ -15,15 +15,23 @@ const ok = (value: string): Parsed<string> => ({ ok: true, value });
 const fail = (reason: string): Parsed<string> => ({ ok: false, reason });
 
 /**
+ * How an item is trimmed. Istio's checks trim all white space (Go's strings.TrimSpace), then pass the untrimmed
+ * value on to iptables-restore, whose tokenizer drops only spaces and tabs: a newline breaks the rule line and
+ * fails the ADD there. So meshcap's door trims spaces and tabs (`strict`); lint's view of the webhook trims all.
+ */
+const trimFor = (strict: boolean) => (strict ? trimBlanks : (s: string) => s.trim());
+
+/**
  * Istio's interface-name rule (ValidateInterfaceNames, Istio 1.30+; the webhook and istio-cni share it): "" is
  * no interfaces; otherwise every ","-separated item, trimmed, is non-empty, at most 15 characters, starts with a
  * letter and holds only letters, digits, "_", "." and "-". Gives the trimmed names.
  */
-export function parseIstioInterfaceNames(v: string): Parsed<string[]> {
+export function parseIstioInterfaceNames(v: string, strict = false): Parsed<string[]> {
   if (v === '') return { ok: true, value: [] };
+  const trim = trimFor(strict);
   const out: string[] = [];
   for (const raw of v.split(',')) {
-    const name = raw.trim();
+    const name = trim(raw);
     if (name === '') return { ok: false, reason: 'empty interface name' };
     if (name.length > 15) return { ok: false, reason: `interface name ${JSON.stringify(name)} is longer than 15 characters` };
     if (!/^[a-zA-Z][a-zA-Z0-9_.-]*$/.test(name)) {
@@ -40,11 +48,12 @@ export function parseIstioInterfaceNames(v: string): Parsed<string[]> {
  * departure: no leading zeros (iptables reads "010" as octal 8, so Istio would match another port).
  */
 export function parseIstioPorts(v: string, strict: boolean): Parsed<string[]> {
-  const t = v.trim();
+  const trim = trimFor(strict);
+  const t = trim(v);
   if (t === '') return { ok: true, value: [] };
   const out: string[] = [];
   for (const raw of t.split(',')) {
-    const item = raw.trim();
+    const item = trim(raw);
     if (!/^[0-9]+$/.test(item)) return { ok: false, reason: `${JSON.stringify(item)} is not a port (a decimal 0-65535)` };
     if (strict) {
       const p = parseListPort(item);
@@ -83,14 +92,14 @@ function ports(opts: { wildcard: boolean; blank: 'empty' | 'refuse' }): Read {
       // departure (same outcome): istio-cni accepts "*" for the exclude lists, then iptables fails on "--dport *".
       return opts.wildcard ? ok('*') : fail('"*" is not a port list here (only includeInboundPorts takes "*")');
     }
-    if (v !== '' && v.trim() === '' && opts.blank === 'refuse') return fail('a value of only spaces is not a port list');
+    if (v !== '' && trimBlanks(v) === '' && opts.blank === 'refuse') return fail('a value of only spaces is not a port list');
     return joined(parseIstioPorts(v, true));
   };
 }
 
 const cidrs = (wildcard: boolean): Read => (v) => (wildcard && v === '*' ? ok('*') : parseIstioCidrs(v));
 
-const istioInterfaces: Read = (v) => joined(parseIstioInterfaceNames(v));
+const istioInterfaces: Read = (v) => joined(parseIstioInterfaceNames(v, true));
 
 /**
  * The ambient node agent's list (getPodLevelTrafficOverrides): split on ",", each item trimmed, empty items
@@ -192,14 +201,25 @@ export interface AnnotationReading {
   readonly refusal: AnnotationRefusal | undefined;
 }
 
-/** Reads every annotation of the table the pod carries, in the table's order; the first refused value stops. */
+/**
+ * The table's annotations a pod carries that the door reads, in the table's order: the first annotation of an
+ * option wins (reroute-virtual-interfaces over kubevirtInterfaces, which istio-cni then does not even validate).
+ */
+export function annotationsRead(mode: 'sidecar' | 'ambient', annotations: Readonly<Record<string, string>>): readonly AnnotationGrammar[] {
+  const seen = new Set<string>();
+  return grammarsFor(mode).filter((g) => {
+    if (annotations[g.name] === undefined || seen.has(g.option)) return false;
+    seen.add(g.option);
+    return true;
+  });
+}
+
+/** Reads every annotation the door reads, in the table's order; the first refused value stops. */
 export function readPodAnnotations(mode: 'sidecar' | 'ambient', annotations: Readonly<Record<string, string>>): AnnotationReading {
   const options = new Map<string, { text: string; annotation: string }>();
   const warnings: string[] = [];
-  for (const g of grammarsFor(mode)) {
-    const value = annotations[g.name];
-    // The first annotation of an option wins (reroute-virtual-interfaces over kubevirtInterfaces, as istio-cni).
-    if (value === undefined || options.has(g.option)) continue;
+  for (const g of annotationsRead(mode, annotations)) {
+    const value = annotations[g.name] ?? '';
     const r = g.read(value);
     if (r.ok) options.set(g.option, { text: r.value, annotation: g.name });
     else if (g.onBad === 'ignore') warnings.push(`ignored ${g.name}=${JSON.stringify(value)}: ${r.reason} (as Istio does)`);

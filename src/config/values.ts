@@ -43,13 +43,18 @@ export function splitList(s: string): string[] {
   return s.split(',').filter((item) => item !== '');
 }
 
+/** Spaces and tabs around a value: what iptables-restore's tokenizer drops (a newline would end its line). */
+export function trimBlanks(s: string): string {
+  return s.replace(/^[ \t]+|[ \t]+$/g, '');
+}
+
 /**
- * Each item parsed; with `trim`, each item is trimmed first. istio-iptables does not trim, but it writes the
+ * Each item parsed; with `trim`, each item's spaces and tabs are trimmed first. istio-iptables does not trim, but it writes the
  * items into iptables-restore text, whose tokenizer drops the spaces around a port or an interface name — so
  * " 80" works there and works here; a CIDR with a space fails Go's ParsePrefix there and fails here.
  */
 function parseEach<T>(s: string, parse: (item: string) => Parsed<T>, max = Infinity, trim = false): Parsed<T[]> {
-  const items = splitList(s).map((item) => (trim ? item.trim() : item));
+  const items = splitList(s).map((item) => (trim ? trimBlanks(item) : item));
   if (items.length > max) return fail(`at most ${max} entries are allowed, got ${items.length}`);
   const out: T[] = [];
   for (const item of items) {

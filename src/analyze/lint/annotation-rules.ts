@@ -1,4 +1,5 @@
 import { Annotation, Label } from '../../config/annotations.js';
+import { annotationsRead, findGrammar } from '../../config/annotation-grammar.js';
 import { describeCode } from '../codes.js';
 import type { Finding } from '../findings.js';
 import { checkAnnotationValue, checkOutboundPorts } from './annotation-values.js';
@@ -25,8 +26,9 @@ function checkSpelling(ctx: PodContext): Finding[] {
 
 function checkValues(ctx: PodContext): Finding[] {
   const out: Finding[] = [];
+  const read = new Set(annotationsRead('sidecar', ctx.annotations).map((g) => g.name));
   for (const [key, value] of Object.entries(ctx.annotations)) {
-    const problem = checkAnnotationValue(key, value, ctx.options.cni);
+    const problem = checkAnnotationValue(key, value, ctx.options.cni, read.has(key) || findGrammar('sidecar', key) === undefined);
     if (problem !== undefined) out.push(locate(ctx, describeCode('MCL008', problem)));
   }
   const outboundPorts = ctx.annotations[Annotation.includeOutboundPorts];

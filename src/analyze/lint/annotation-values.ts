@@ -1,7 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import type { Parsed } from '../../model/cidr.js';
 import { Annotation } from '../../config/annotations.js';
-import { findGrammar, parseIstioCidrs, parseIstioInterfaceNames, parseIstioPorts } from '../../config/annotation-grammar.js';
+import { annotationsRead, findGrammar, parseIstioCidrs, parseIstioInterfaceNames, parseIstioPorts } from '../../config/annotation-grammar.js';
 import { asRecord } from './data.js';
 
 /**
@@ -93,10 +93,10 @@ export interface ValueProblem {
  * The first problem with one annotation's value: the webhook's verdict first, then meshcap's (includeOutboundPorts:
  * MCL009). Without CNI, interceptionMode NONE never reaches meshcap: the injector adds no istio-init for it.
  */
-export function checkAnnotationValue(key: string, value: string, cni = true): ValueProblem | undefined {
+export function checkAnnotationValue(key: string, value: string, cni = true, readByMeshcap = true): ValueProblem | undefined {
   const w = WEBHOOK_GRAMMARS.get(key)?.(value);
   if (w !== undefined) return { key, value, reason: w, by: 'webhook' };
-  if (key === Annotation.includeOutboundPorts || (!cni && key === Annotation.interceptionMode && value === 'NONE')) return undefined;
+  if (!readByMeshcap || key === Annotation.includeOutboundPorts || (!cni && key === Annotation.interceptionMode && value === 'NONE')) return undefined;
   const m = checkMeshcapValue(key, value);
   return m === undefined ? undefined : { key, value, reason: m, by: 'meshcap' };
 }
@@ -104,4 +104,13 @@ export function checkAnnotationValue(key: string, value: string, cni = true): Va
 /** includeOutboundPorts: no webhook check; meshcap's grammar decides (MCL009). */
 export function checkOutboundPorts(value: string): string | undefined {
   return checkMeshcapValue(Annotation.includeOutboundPorts, value);
+}
+
+/** What meshcap-cni refuses among a sidecar pod's annotations (the ones its door reads), webhook aside. */
+export function findMeshcapRefusals(annotations: Readonly<Record<string, string>>): ValueProblem[] {
+  return annotationsRead('sidecar', annotations).flatMap((g) => {
+    const value = annotations[g.name] ?? '';
+    const m = checkMeshcapValue(g.name, value);
+    return m === undefined ? [] : [{ key: g.name, value, reason: m, by: 'meshcap' as const }];
+  });
 }

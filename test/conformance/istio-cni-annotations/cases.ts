@@ -5,8 +5,8 @@ import { Annotation } from '../../../src/config/annotations.js';
  * them — the istio-iptables options it derives (its Program() sets them on istio-iptables' config; written here
  * as the istio-iptables flags of the same options), or a refusal. Facts from istio/istio at master 86c9f01fd73
  * (PROVENANCE.md beside this file names the tests and functions each group comes from); meshcap's own code is
- * not consulted. `departure` marks a case where meshcap answers differently on purpose: its id is a heading
- * anchor in docs/differences-from-istio.md.
+ * not consulted. `departure` marks a case where meshcap answers differently on purpose: its id is the slug
+ * of a heading in docs/differences-from-istio.md.
  */
 
 export type IstioOutcome =
@@ -81,6 +81,8 @@ export const ANNOTATION_CASES: readonly AnnotationCase[] = [
   C('excludeInterfaces: a natural list "eth1, eth2"', IFACE_TEST, { [A.excludeInterfaces]: 'eth1, eth2' }, accept({ '-c': 'eth1, eth2' })),
   C('excludeInterfaces: only spaces is an empty name', IFACE_TEST, { [A.excludeInterfaces]: ' ' }, atValidation),
   C('excludeInterfaces: a trailing comma is an empty name', IFACE_TEST, { [A.excludeInterfaces]: 'eth1,' }, atValidation),
+  C('excludeInterfaces: a newline after a name passes the check, then breaks the restore line', IFACE_TEST, { [A.excludeInterfaces]: 'eth1\n' }, atApply),
+  C('excludeInterfaces: a tab before a name is trimmed', IFACE_TEST, { [A.excludeInterfaces]: '\teth1' }, accept({ '-c': '\teth1' })),
   C('excludeInterfaces: the "+" wildcard is not a name', IFACE_TEST, { [A.excludeInterfaces]: 'veth+' }, atValidation),
   C('reroute-virtual-interfaces: trimmed list', `${REDIRECT} NewRedirect`, { [A.rerouteVirtualInterfaces]: 'net1, net2' }, accept({ '-k': 'net1, net2' })),
   C('reroute-virtual-interfaces: a name starting with a digit', `${REDIRECT} NewRedirect`, { [A.rerouteVirtualInterfaces]: '1net' }, atValidation),
@@ -135,7 +137,7 @@ export const ANNOTATION_CASES: readonly AnnotationCase[] = [
   C('includeInboundPorts: spaces around items', `${REDIRECT} parsePorts`, { [A.includeInboundPorts]: ' 8080 , 9090 ' }, accept({ '-b': ' 8080 , 9090 ' })),
   C('includeInboundPorts: a smuggled target is refused', `${REDIRECT} parsePort`, { [A.includeInboundPorts]: '80 -j DROP' }, atValidation),
   C('includeInboundPorts: a leading zero is a decimal to Istio (iptables then reads it as octal)', `${REDIRECT} parsePort`,
-    { [A.includeInboundPorts]: '010' }, accept({ '-b': '010' }), 'leading-zeros'),
+    { [A.includeInboundPorts]: '010' }, accept({ '-b': '010' }), 'leading-zeros-in-ports'),
   C('excludeOutboundPorts: 0080 passes validation, then iptables refuses it', `${REDIRECT} parsePort`, { [A.excludeOutboundPorts]: '0080' }, atApply),
 ];
 
