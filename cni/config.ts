@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { parseInterface, parsePath } from '../src/config/values.js';
+import { bypassPolicySchema } from '../src/config/bypass-policy.js';
 import { CniCode, CniError, isSupported, type CniVersion } from './spec.js';
 
 /** The CNI_* environment of one invocation, validated. */
@@ -77,6 +78,8 @@ export const netConfSchema = z.strictObject({
   log_level: dflt(z.enum(['debug', 'info', 'warn', 'error']), 'info'),
   log_file: opt(z.string()),
   exclude_namespaces: dflt(z.array(z.string()), ['kube-system']),
+  /** Which capture-narrowing annotations pods may not carry, outside the allowed namespaces (docs/cni.md). */
+  bypass_policy: opt(bypassPolicySchema),
   ipv6: dflt(z.enum(['auto', 'on', 'off']), 'auto'),
   force_iptables_binary: opt(z.enum(['legacy', 'nft'])),
   native_nftables: dflt(z.boolean(), false),

@@ -7,6 +7,7 @@ import { withNamespaceLock } from '../src/exec/lock.js';
 import { hasRelativeLogFile, parseCniEnv, parseNetConf } from './config.js';
 import { handleDel } from './delete.js';
 import type { Enrollment } from './enrollment.js';
+import { judgeBypass } from '../src/config/bypass-policy.js';
 import { enrollment, execOpts, load, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
 import { ambientOptions, finish, hostOptions, sidecarOptions, type PluginOptions } from './options.js';
 import { atLeast, CniCode, CniError, convertResult, isSupported, LATEST, SUPPORTED_VERSIONS } from './spec.js';
@@ -18,6 +19,12 @@ function podOptions({ conf, env, log }: Invocation, annotations: Readonly<Record
   const opts = finish(builder, conf.mode, conf, env.netns);
   for (const w of opts.warnings) log.warn({ reason: w }, 'annotation ignored');
   return opts;
+}
+
+/** An enrolled pod carrying an annotation the bypass policy denies fails before anything is read or applied. */
+function enforceBypass({ conf, env }: Invocation, annotations: Readonly<Record<string, string>>): void {
+  const verdict = judgeBypass(conf.bypass_policy, annotations, env.args.get('K8S_POD_NAMESPACE') ?? '');
+  if (!verdict.allowed) throw new CniError(CniCode.policyDenied, verdict.reason);
 }
 
 /** Logs the decision once, with its reason, and each warning. */
@@ -36,6 +43,7 @@ async function add(inv: Invocation): Promise<string> {
   const decision = enrollment(env, conf);
   logDecision(log, decision);
   if (decision.enrolled) {
+    enforceBypass(inv, decision.annotations);
     const loaded = load(inv, podOptions(inv, decision.annotations));
     const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false), log));
     log.info({ mode: conf.mode, ...report, container: env.containerId }, 'applied');
@@ -53,6 +61,7 @@ async function check(inv: Invocation): Promise<string> {
     log.info({ reason: decision.reason }, 'pod was not enrolled: nothing to check');
     return '';
   }
+  enforceBypass(inv, decision.annotations);
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
   const loaded = load(inv, podOptions(inv, decision.annotations));
   const differences = formatDriftLines(await checkLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false)));

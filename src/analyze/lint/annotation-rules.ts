@@ -1,5 +1,6 @@
 import { Annotation, Label } from '../../config/annotations.js';
 import { annotationsRead, findGrammar } from '../../config/annotation-grammar.js';
+import { judgeBypass } from '../../config/bypass-policy.js';
 import { describeCode } from '../codes.js';
 import type { Finding } from '../findings.js';
 import { checkAnnotationValue, checkOutboundPorts } from './annotation-values.js';
@@ -83,9 +84,18 @@ function checkEnrolment(ctx: PodContext, restricted: boolean): Finding[] {
   return out;
 }
 
+/** A denied annotation outside the policy's namespaces (MCL022); a workload without a namespace is in "default". */
+function checkBypass(ctx: PodContext): Finding[] {
+  const policy = ctx.options.bypassPolicy;
+  if (policy === undefined) return [];
+  const namespace = ctx.workload.namespace ?? 'default';
+  const v = judgeBypass(policy, ctx.annotations, namespace);
+  return v.allowed ? [] : [locate(ctx, describeCode('MCL022', { annotation: v.annotation, value: v.value, namespace }))];
+}
+
 /** Findings about a workload's labels and annotations. */
 export function checkMetadata(ctx: PodContext, restrictedNamespace: boolean): Finding[] {
-  const out = [...checkPlacement(ctx), ...checkSpelling(ctx), ...checkValues(ctx), ...checkInject(ctx)];
+  const out = [...checkPlacement(ctx), ...checkSpelling(ctx), ...checkValues(ctx), ...checkInject(ctx), ...checkBypass(ctx)];
   if (ctx.sidecar) out.push(...checkCoverage(ctx));
   out.push(...checkEnrolment(ctx, restrictedNamespace));
   return out;

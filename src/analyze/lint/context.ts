@@ -4,6 +4,7 @@ import { parseGoBool, parsePortList, parsePortsOrAll } from '../../config/values
 import { asRecord } from './data.js';
 import { checkAnnotationValue, checkProxyConfig } from './annotation-values.js';
 import { viewPod, type PodView } from './pod.js';
+import type { BypassPolicy } from '../../config/bypass-policy.js';
 import type { Inventory, Workload } from './workloads.js';
 
 /** What the user told lint about the cluster. */
@@ -14,6 +15,8 @@ export interface LintOptions {
   readonly cni: boolean;
   /** Whether the injector uses native sidecars; `auto` assumes a kubelet ≥ 1.29, where it does. */
   readonly nativeSidecars: 'auto' | 'true' | 'false';
+  /** The CNI plugin's bypass_policy: denied annotations outside its namespaces are findings (MCL022). */
+  readonly bypassPolicy?: BypassPolicy;
 }
 
 export const DEFAULT_LINT_OPTIONS: LintOptions = { proxyUid: 1337, proxyGid: 1337, mode: 'sidecar', cni: false, nativeSidecars: 'auto' };
