@@ -93,3 +93,32 @@ describe('bypass_policy in the plugin config at ADD', () => {
     expect(calls).toEqual([]);
   });
 });
+
+describe('bypass_policy on an ambient network', () => {
+  it('refuses an enrolled ambient pod that turns inbound capture off outside the allowed namespaces, and allows it inside', async () => {
+    const { handlePlugin } = await import('../../../cni/handler.js');
+    const { fakeHost } = await import('../../helpers/cli.js');
+    const add = async (namespace: string) => {
+      const calls: string[] = [];
+      const out = await handlePlugin({
+        env: { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c1', CNI_NETNS: '/proc/self/ns/net', CNI_IFNAME: 'eth0', CNI_ARGS: `K8S_POD_NAMESPACE=${namespace};K8S_POD_NAME=web` },
+        stdin: JSON.stringify({
+          cniVersion: '1.0.0', name: 'n', type: 'meshcap-cni', mode: 'ambient', ipv6: 'off', bypass_policy: { deny: ['*'], allow_namespaces: ['ingress'] },
+          capabilities: { 'io.kubernetes.cri.pod-annotations': true },
+          runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { [Annotation.bypassInboundCapture]: 'true' } },
+          prevResult: { cniVersion: '1.0.0', ips: [{ address: '198.51.100.2/24' }] },
+        }),
+        host: fakeHost(),
+        stderr: { write: () => true },
+        makeRunner: () => ({ run: async (cmd) => (calls.push(cmd), { exitCode: 0, stdout: '', stderr: '' }) }),
+      });
+      return { out, calls };
+    };
+    const denied = await add('apps');
+    expect(JSON.parse(denied.out.stdout)).toMatchObject({ code: 103, msg: `bypass_policy denies annotation ${Annotation.bypassInboundCapture}="true" in namespace "apps" (allowed: ingress)` });
+    expect(denied.calls).toEqual([]);
+    const allowed = await add('ingress');
+    expect(allowed.out.exitCode).toBe(0);
+    expect(allowed.calls.length).toBeGreaterThan(0);
+  });
+});
