@@ -54,9 +54,12 @@ const ALL_V6 = '::/0';
 /** What the pod's (valid) traffic annotations switch off or leave out (MCL010–012). */
 function checkCoverage(ctx: PodContext): Finding[] {
   const out: Finding[] = [];
+  /** A valid value as the plugin reads it (" 3306 " is 3306; a blank excludeInboundPorts is none). */
   const valid = (key: string) => {
     const v = ctx.annotations[key];
-    return v !== undefined && checkAnnotationValue(key, v, ctx.options.cni) === undefined ? v : undefined;
+    if (v === undefined || checkAnnotationValue(key, v, ctx.options.cni) !== undefined) return undefined;
+    const read = findGrammar('sidecar', key)?.read(v);
+    return read?.ok ? read.value : v;
   };
   const include = valid(Annotation.includeInboundPorts);
   const excludeIn = valid(Annotation.excludeInboundPorts);

@@ -6,9 +6,10 @@ import { asRecord } from './data.js';
 
 /**
  * Annotation values checked twice: by the injection webhook's grammar (Istio's pkg/kube/inject/validate.go,
- * operator-tools.md §2.1), which decides whether the pod is admitted at all, and by meshcap's own validators —
- * the same functions the CLI's flags and the CNI plugin's annotations go through — which decide whether
- * meshcap accepts the value when the pod starts. One grammar, three doors.
+ * operator-tools.md §2.1), which decides whether the pod is admitted at all, and by the table of annotation
+ * grammars the CNI plugin reads pods with (src/config/annotation-grammar.ts), which decides whether meshcap
+ * accepts the value when the pod starts. The webhook shares istio-cni's port and interface rules, so both
+ * verdicts use the same functions from that table. One grammar, three doors.
  */
 
 type Check = (v: string) => string | undefined;

@@ -4,6 +4,8 @@ import { Annotation } from '../../../src/config/annotations.js';
 import { checkAnnotationValue, checkMeshcapValue } from '../../../src/analyze/lint/annotation-values.js';
 import { findGrammar } from '../../../src/config/annotation-grammar.js';
 import { runCli } from '../../helpers/cli.js';
+import { lintManifests } from '../../../src/analyze/lint/lint.js';
+import { DEFAULT_LINT_OPTIONS } from '../../../src/analyze/lint/context.js';
 
 /**
  * One grammar, three doors: lint judges an annotation value with meshcap's own validators (those of the CLI
@@ -79,5 +81,15 @@ describe('annotation values', () => {
       }),
       { seed: 14, numRuns: 300 },
     );
+  });
+});
+
+describe('coverage findings read values as the plugin does', () => {
+  const lintPod = (annotations: Record<string, string>) =>
+    lintManifests([{ file: 'p.json', text: JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', annotations }, spec: { containers: [{ name: 'app', image: 'registry.example/app:1' }] } }) }], DEFAULT_LINT_OPTIONS);
+
+  it('names trimmed ports in MCL012 and takes a blank excludeInboundPorts as none', () => {
+    expect(lintPod({ [Annotation.excludeOutboundPorts]: ' 3306 , 5432' }).map((f) => f.message)).toEqual(['traffic on outbound ports 3306,5432 bypasses the proxy (no mTLS, policy or telemetry)']);
+    expect(lintPod({ [Annotation.excludeInboundPorts]: '   ', [Annotation.includeInboundPorts]: '8080' })).toEqual([]);
   });
 });
