@@ -18,29 +18,30 @@ const cni = entryCommand('meshcap-cni');
 const meshcap = entryCommand();
 const STATUS = { [Annotation.status]: JSON.stringify({ initContainers: ['istio-validation'], containers: ['istio-proxy'] }) };
 
-function add(pod: Netns, annotations: Readonly<Record<string, string>>) {
+function add(pod: Netns, annotations: Readonly<Record<string, string>>, mode: 'sidecar' | 'ambient') {
   const conf = {
-    cniVersion: '1.0.0', name: 'n', type: 'meshcap-cni', ipv6: 'off', force_iptables_binary: 'nft',
+    cniVersion: '1.0.0', name: 'n', type: 'meshcap-cni', ipv6: 'off', force_iptables_binary: 'nft', mode,
     capabilities: { 'io.kubernetes.cri.pod-annotations': true },
-    runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { ...STATUS, ...annotations } },
+    // An ambient pod is enrolled without a status annotation (one would mean a sidecar).
+    runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { ...(mode === 'sidecar' ? STATUS : {}), ...annotations } },
     prevResult: { cniVersion: '1.0.0', ips: [{ address: '198.51.100.2/24' }] },
   };
   const env = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'annot0', CNI_NETNS: pod.path, CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni', CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=web' };
   return execa(cni.file, cni.args, { reject: false, input: JSON.stringify(conf), env });
 }
 
-async function istioRules(flags: Readonly<Record<string, string>>): Promise<Map<string, string> | undefined> {
-  const dry = await execa(meshcap.file, [...meshcap.args, '-n', ...istioArgv(flags), '--ipv6', 'off'], { reject: false });
+async function istioRules(flags: Readonly<Record<string, string>>, mode?: 'ambient'): Promise<Map<string, string> | undefined> {
+  const dry = await execa(meshcap.file, [...meshcap.args, ...istioArgv(flags, mode), '-n', '--ipv6', 'off'], { reject: false });
   return dry.exitCode === 0 ? saveTables(splitDryRunFamilies(dry.stdout).ipv4) : undefined;
 }
 
 /** Runs one case through the door and compares with Istio's flags; `flags` overrides the case's (to show a wrong one is caught). */
 async function runCase(pod: Netns, c: AnnotationCase, flags = 'flags' in c.istio ? c.istio.flags : undefined): Promise<{ outcome: DoorOutcome; untouched: boolean }> {
   const before = await saveOf(pod, 'ipv4', 'nft');
-  const r = await add(pod, c.annotations);
+  const r = await add(pod, c.annotations, c.mode ?? 'sidecar');
   const after = await saveOf(pod, 'ipv4', 'nft');
   if (r.exitCode !== 0) return { outcome: { accepted: false, message: String((JSON.parse(r.stdout) as { msg?: unknown }).msg) }, untouched: before === after };
-  const expected = flags === undefined ? undefined : await istioRules(flags);
+  const expected = flags === undefined ? undefined : await istioRules(flags, c.mode);
   const same = expected !== undefined && JSON.stringify([...saveTables(after)]) === JSON.stringify([...expected]);
   return { outcome: { accepted: true, sameRules: same }, untouched: before === after };
 }

@@ -27,9 +27,12 @@ function checkSpelling(ctx: PodContext): Finding[] {
 
 function checkValues(ctx: PodContext): Finding[] {
   const out: Finding[] = [];
-  const read = new Set(annotationsRead('sidecar', ctx.annotations).map((g) => g.name));
+  // meshcap's verdict in the mode the pod is read in: the ambient node side reads other annotations, other ways.
+  const mode = ctx.ambient ? 'ambient' : 'sidecar';
+  const read = new Set(annotationsRead(mode, ctx.annotations).map((g) => g.name));
   for (const [key, value] of Object.entries(ctx.annotations)) {
-    const problem = checkAnnotationValue(key, value, ctx.options.cni, read.has(key) || findGrammar('sidecar', key) === undefined);
+    const readByMeshcap = read.has(key) || (findGrammar('sidecar', key) === undefined && findGrammar('ambient', key) === undefined);
+    const problem = checkAnnotationValue(key, value, ctx.options.cni, readByMeshcap, mode);
     if (problem !== undefined) out.push(locate(ctx, describeCode('MCL008', problem)));
   }
   const outboundPorts = ctx.annotations[Annotation.includeOutboundPorts];

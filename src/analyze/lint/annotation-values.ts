@@ -94,11 +94,11 @@ export interface ValueProblem {
  * The first problem with one annotation's value: the webhook's verdict first, then meshcap's (includeOutboundPorts:
  * MCL009). Without CNI, interceptionMode NONE never reaches meshcap: the injector adds no istio-init for it.
  */
-export function checkAnnotationValue(key: string, value: string, cni = true, readByMeshcap = true): ValueProblem | undefined {
+export function checkAnnotationValue(key: string, value: string, cni = true, readByMeshcap = true, mode: 'sidecar' | 'ambient' = 'sidecar'): ValueProblem | undefined {
   const w = WEBHOOK_GRAMMARS.get(key)?.(value);
   if (w !== undefined) return { key, value, reason: w, by: 'webhook' };
   if (!readByMeshcap || key === Annotation.includeOutboundPorts || (!cni && key === Annotation.interceptionMode && value === 'NONE')) return undefined;
-  const m = checkMeshcapValue(key, value);
+  const m = checkMeshcapValue(key, value, mode);
   return m === undefined ? undefined : { key, value, reason: m, by: 'meshcap' };
 }
 
@@ -107,11 +107,11 @@ export function checkOutboundPorts(value: string): string | undefined {
   return checkMeshcapValue(Annotation.includeOutboundPorts, value);
 }
 
-/** What meshcap-cni refuses among a sidecar pod's annotations (the ones its door reads), webhook aside. */
-export function findMeshcapRefusals(annotations: Readonly<Record<string, string>>): ValueProblem[] {
-  return annotationsRead('sidecar', annotations).flatMap((g) => {
+/** What meshcap-cni refuses among a pod's annotations (the ones its door reads in that mode), webhook aside. */
+export function findMeshcapRefusals(annotations: Readonly<Record<string, string>>, mode: 'sidecar' | 'ambient' = 'sidecar'): ValueProblem[] {
+  return annotationsRead(mode, annotations).flatMap((g) => {
     const value = annotations[g.name] ?? '';
-    const m = checkMeshcapValue(g.name, value);
+    const m = checkMeshcapValue(g.name, value, mode);
     return m === undefined ? [] : [{ key: g.name, value, reason: m, by: 'meshcap' as const }];
   });
 }

@@ -17,6 +17,8 @@ export type IstioOutcome =
 
 export interface AnnotationCase {
   readonly name: string;
+  /** Sidecar (istio-cni's plugin) unless `ambient` (Istio's node agent); ambient flags are `meshcap ambient`'s. */
+  readonly mode?: 'ambient';
   /** The istio/istio test or function the case comes from (PROVENANCE.md). */
   readonly source: string;
   readonly annotations: Readonly<Record<string, string>>;
@@ -31,8 +33,15 @@ export const ISTIO_CNI_DEFAULTS: Readonly<Record<string, string>> = {
   '-d': '15020,15021,15090', '-o': '15020', '-q': '', '-c': '', '-k': '',
 };
 
-/** The full istio-iptables argv for an outcome's flags. */
-export function istioArgv(flags: Readonly<Record<string, string>>): string[] {
+/**
+ * Ambient: what Istio's node agent derives (getPodLevelTrafficOverrides: IngressMode, DNSProxy, VirtualInterfaces),
+ * written as the `meshcap ambient` options of the same settings; meshcap-cni's ambient defaults otherwise.
+ */
+export const AMBIENT_DEFAULTS: Readonly<Record<string, string>> = { '--inbound': 'tproxy' };
+
+/** The full argv of `meshcap -n` (sidecar: istio-iptables' flags) for a case's mode and an outcome's flags. */
+export function istioArgv(flags: Readonly<Record<string, string>>, mode?: 'ambient'): string[] {
+  if (mode === 'ambient') return ['ambient', ...Object.entries({ ...AMBIENT_DEFAULTS, ...flags }).flatMap(([f, v]) => [f, v])];
   return Object.entries({ ...ISTIO_CNI_DEFAULTS, ...flags }).flatMap(([f, v]) => [f, v]);
 }
 
@@ -42,6 +51,10 @@ const atValidation: IstioOutcome = { refused: 'validation' };
 const atApply: IstioOutcome = { refused: 'apply' };
 const C = (name: string, source: string, annotations: Record<string, string>, istio: IstioOutcome, departure?: string): AnnotationCase =>
   departure === undefined ? { name, source, annotations, istio } : { name, source, annotations, istio, departure };
+const AMB = (name: string, source: string, annotations: Record<string, string>, istio: IstioOutcome, departure?: string): AnnotationCase => ({
+  ...C(`ambient: ${name}`, source, annotations, istio, departure),
+  mode: 'ambient',
+});
 
 const IFACE_TEST = 'pkg/util/net/ip_test.go TestValidateInterfaceNames';
 /** ValidateInterfaceNames' own cases (#58785), each as excludeInterfaces; accepted ones reach -c untrimmed. */
@@ -73,6 +86,8 @@ const INTERFACE_CASES: readonly [string, string, boolean][] = [
 ];
 
 const REDIRECT = 'cni/pkg/plugin/sidecar_redirect.go';
+const OVERRIDES = 'cni/pkg/nodeagent/net_test.go TestGetPodLevelOverrides';
+const AGENT = 'cni/pkg/nodeagent/net.go getPodLevelTrafficOverrides';
 const DRYRUN = 'cni/pkg/plugin/plugin_dryrun_test.go';
 const PLUGIN = 'cni/pkg/plugin/plugin_test.go';
 
@@ -139,6 +154,22 @@ export const ANNOTATION_CASES: readonly AnnotationCase[] = [
   C('includeInboundPorts: a leading zero is a decimal to Istio (iptables then reads it as octal)', `${REDIRECT} parsePort`,
     { [A.includeInboundPorts]: '010' }, accept({ '-b': '010' }), 'leading-zeros-in-ports'),
   C('excludeOutboundPorts: 0080 passes validation, then iptables refuses it', `${REDIRECT} parsePort`, { [A.excludeOutboundPorts]: '0080' }, atApply),
+
+  AMB('dns-capture "true"', OVERRIDES, { [A.dnsCapture]: 'true' }, accept({ '--pod-dns-capture': 'true' })),
+  AMB('dns-capture "false"', OVERRIDES, { [A.dnsCapture]: 'false' }, accept({ '--pod-dns-capture': 'false' })),
+  AMB('all three overrides, the list trimmed', OVERRIDES,
+    { [A.dnsCapture]: 'true', [A.bypassInboundCapture]: 'true', [A.rerouteVirtualInterfaces]: 'en0ps1, en1ps1' },
+    accept({ '--pod-dns-capture': 'true', '--ingress-mode': 'true', '--virtual-interfaces': 'en0ps1,en1ps1' })),
+  AMB('booleans that do not parse are ignored; a name too long for iptables then fails the rules', OVERRIDES,
+    { [A.dnsCapture]: 'tweedledum', [A.bypassInboundCapture]: 'tweedledee', [A.rerouteVirtualInterfaces]: 'asd^&&*$&*(#$&*(#&$*())),   ' }, atApply),
+  AMB('booleans that do not parse are ignored', OVERRIDES, { [A.dnsCapture]: 'tweedledum', [A.bypassInboundCapture]: 'tweedledee' }, accept({})),
+  AMB('bypass-inbound-capture takes Go booleans ("1")', `${AGENT} (CheckBooleanAnnotation: strconv.ParseBool)`, { [A.bypassInboundCapture]: '1' }, accept({ '--ingress-mode': 'true' })),
+  AMB('bypass-inbound-capture "false"', `${AGENT} (CheckBooleanAnnotation: strconv.ParseBool)`, { [A.bypassInboundCapture]: 'false' }, accept({})),
+  AMB('reroute-virtual-interfaces: empty entries are dropped', AGENT, { [A.rerouteVirtualInterfaces]: ' net1, ,net2,' }, accept({ '--virtual-interfaces': 'net1,net2' })),
+  AMB('reroute-virtual-interfaces "" is none', AGENT, { [A.rerouteVirtualInterfaces]: '' }, accept({})),
+  AMB('reroute-virtual-interfaces: names are not checked (a digit first works in iptables)', AGENT, { [A.rerouteVirtualInterfaces]: '1net,veth@if2' }, accept({ '--virtual-interfaces': '1net,veth@if2' })),
+  AMB('reroute-virtual-interfaces: a space inside a name breaks the rule', AGENT, { [A.rerouteVirtualInterfaces]: 'net 1' }, atApply),
+  AMB('reroute-virtual-interfaces: a name iptables takes but meshcap refuses', AGENT, { [A.rerouteVirtualInterfaces]: 'a^b' }, accept({ '--virtual-interfaces': 'a^b' }), 'ambient-interface-names'),
 ];
 
 /** What meshcap's door must do for a case: the Istio outcome, or a refusal where meshcap departs. */

@@ -48,9 +48,9 @@ describe('the istio-cni annotation case table, in process', () => {
   });
 
   it.each(ANNOTATION_CASES.map((c) => [c.name, c] as const))('door and lint agree: %s', async (_n, c) => {
-    const door = await add(c.annotations);
+    const door = await add(c.annotations, c.mode ?? 'sidecar');
     expect(door.accepted ? 'accept' : 'refuse').toBe(expectedOfMeshcap(c));
-    const lint = findMeshcapRefusals(c.annotations);
+    const lint = findMeshcapRefusals(c.annotations, c.mode ?? 'sidecar');
     expect(lint.length === 0).toBe(door.accepted);
     if (!door.accepted) {
       const first = lint[0];
@@ -60,7 +60,8 @@ describe('the istio-cni annotation case table, in process', () => {
 
   it('lint reports every refused case (MCL008; MCL009 for includeOutboundPorts) when the pod runs under meshcap-cni', () => {
     for (const c of ANNOTATION_CASES.filter((x) => expectedOfMeshcap(x) === 'refuse')) {
-      const codes = lintManifests([{ file: 'pod.json', text: podYaml(c.annotations) }], { ...DEFAULT_LINT_OPTIONS, cni: true }).map((f) => f.code);
+      const mode = c.mode ?? 'sidecar';
+      const codes = lintManifests([{ file: 'pod.json', text: podYaml(c.annotations) }], { ...DEFAULT_LINT_OPTIONS, mode, cni: true }).map((f) => f.code);
       expect(codes.some((code) => code === 'MCL008' || code === 'MCL009'), `${c.name}: ${codes.join(',')}`).toBe(true);
     }
   });
