@@ -103,7 +103,7 @@ const istioInterfaces: Read = (v) => joined(parseIstioInterfaceNames(v, true));
 
 /**
  * The ambient node agent's list (getPodLevelTrafficOverrides): split on ",", each item trimmed, empty items
- * dropped, no check of the names. departure: meshcap checks each name with the kernel's interface-name rule,
+ * dropped, no check of the names. departure: meshcap checks each name with its flag rule (parseInterface),
  * because the names reach the rules it writes.
  */
 const ambientInterfaces: Read = (v) => {
@@ -174,7 +174,7 @@ export const AMBIENT_ANNOTATIONS: readonly AnnotationGrammar[] = [
   G({ name: Annotation.dnsCapture, option: 'podDnsCapture', default: '', onBad: 'ignore', narrows: true,
     grammar: 'a Go boolean; any other value is ignored with a warning (the node\'s redirect_dns decides)', read: goBool }),
   G({ name: Annotation.rerouteVirtualInterfaces, option: 'virtualInterfaces', default: '', onBad: 'refuse', narrows: false,
-    grammar: 'interface names split on ",", each trimmed, empty items dropped; each must be a valid kernel interface name', read: ambientInterfaces }),
+    grammar: 'interface names split on ",", each trimmed, empty items dropped; each name passes meshcap\'s flag rule (at most 15 bytes; letters, digits, _ - . @, a trailing +)', read: ambientInterfaces }),
 ];
 
 export const grammarsFor = (mode: 'sidecar' | 'ambient') => (mode === 'sidecar' ? SIDECAR_ANNOTATIONS : AMBIENT_ANNOTATIONS);
