@@ -64,6 +64,7 @@ export function parseNetConf(stdin: string): NetConf & { cniVersion: CniVersion 
     const issue = r.error.issues[0];
     if (issue?.code === 'unrecognized_keys') {
       const key = issue.keys[0] ?? '';
+      if (issue.path.length > 0) throw new CniError(CniCode.unsupportedField, `unknown config field "${[...issue.path, key].join('.')}"`);
       const value = JSON.stringify((json as Record<string, unknown>)[key]);
       throw new CniError(CniCode.unsupportedField, `unknown config field "${key}"=${value?.slice(0, 80)}`);
     }

@@ -8,15 +8,24 @@ import { hasRelativeLogFile } from '../src/node/plugin-config.js';
 import { parseCniEnv, parseNetConf } from './config.js';
 import { handleDel } from './delete.js';
 import type { Enrollment } from '../src/node/enrollment.js';
+import { judgeBypass } from '../src/config/bypass-policy.js';
 import { enrollment, execOpts, load, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
 import { ambientOptions, finish, hostOptions, sidecarOptions, type PluginOptions } from '../src/node/options.js';
 import { atLeast, CniCode, CniError, convertResult, LATEST, versionReply } from './spec.js';
 
 export type { PluginDeps, PluginOutput } from './invocation.js';
 
-function podOptions({ conf, env }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
+function podOptions({ conf, env, log }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
   const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotations) : ambientOptions(conf, annotations);
-  return finish(builder, conf.mode, conf, env.netns);
+  const opts = finish(builder, conf.mode, conf, env.netns);
+  for (const w of opts.warnings) log.warn({ reason: w }, 'annotation ignored');
+  return opts;
+}
+
+/** An enrolled pod carrying an annotation the bypass policy denies fails before anything is read or applied. */
+function enforceBypass({ conf, env }: Invocation, annotations: Readonly<Record<string, string>>): void {
+  const verdict = judgeBypass(conf.bypass_policy, annotations, env.args.get('K8S_POD_NAMESPACE') ?? '');
+  if (!verdict.allowed) throw new CniError(CniCode.policyDenied, verdict.reason);
 }
 
 /** Logs the decision once, with its reason, and each warning. */
@@ -35,6 +44,7 @@ async function add(inv: Invocation): Promise<string> {
   const decision = enrollment(env, conf);
   logDecision(log, decision);
   if (decision.enrolled) {
+    enforceBypass(inv, decision.annotations);
     const loaded = load(inv, podOptions(inv, decision.annotations));
     const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false), log));
     log.info({ mode: conf.mode, ...report, container: env.containerId }, 'applied');
@@ -52,6 +62,7 @@ async function check(inv: Invocation): Promise<string> {
     log.info({ reason: decision.reason }, 'pod was not enrolled: nothing to check');
     return '';
   }
+  enforceBypass(inv, decision.annotations);
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
   const loaded = load(inv, podOptions(inv, decision.annotations));
   const differences = formatDriftLines(await checkLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false)));

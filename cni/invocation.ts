@@ -1,5 +1,5 @@
 import type { Host } from '../src/config/host.js';
-import { CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
+import { AnnotationError, CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
 import { createLogger, type LogSink, type Logger } from '../src/log.js';
 import { loadCommand } from '../src/commands/load.js';
 import { applyLoaded } from '../src/exec/engine.js';
@@ -39,6 +39,7 @@ export const LOCK_WAIT_MS = 30_000;
 /** Turns an engine error into the CNI error the runtime shows, naming the config field or annotation. */
 export function toCniError(err: unknown, opts?: PluginOptions): CniError {
   if (err instanceof CniError) return err;
+  if (err instanceof AnnotationError) return new CniError(CniCode.invalidConfig, err.message);
   if (err instanceof ConfigError) {
     const where = opts ? originOf(opts, err.field) : err.field;
     return new CniError(CniCode.invalidConfig, err.message.replace(err.field, where));

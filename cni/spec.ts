@@ -18,6 +18,8 @@ export const CniCode = {
   applyFailed: 100,
   checkFailed: 101,
   environment: 102,
+  /** The pod carries an annotation the plugin config's bypass_policy denies. */
+  policyDenied: 103,
   internal: 999,
 } as const;
 

@@ -42,6 +42,14 @@ export class ConfigError extends MeshcapError {
   }
 }
 
+/** A pod annotation the plugin refuses, its message naming the annotation and its value as the pod carries them. Exit 2 / CNI code 7. */
+export class AnnotationError extends MeshcapError {
+  constructor(message: string) {
+    super('config', message);
+    this.name = 'AnnotationError';
+  }
+}
+
 /** The plan broke one of its own invariants. Exit 3. */
 export class PlanError extends MeshcapError {
   constructor(message: string) {

@@ -53,6 +53,11 @@ export const CODES = {
   MCL019: { severity: 'info', message: (p: { gid: number }) => `TPROXY runs istio-proxy as root with NET_ADMIN; gid ${p.gid} is the capture exemption` },
   MCL020: { severity: 'warning', message: () => "istio-init needs NET_ADMIN/NET_RAW as root; 'restricted' rejects it (use CNI)" },
   MCL021: { severity: 'warning', message: () => 'pods with a sidecar are not enrolled in ambient' },
+  MCL022: {
+    severity: 'warning',
+    message: (p: { annotation: string; value: string; namespace: string }) =>
+      `${p.annotation}=${q(p.value)} in namespace ${p.namespace} is denied by the bypass policy; meshcap-cni refuses the pod`,
+  },
 } as const satisfies Record<string, { severity: Severity; message: (p: never) => string }>;
 
 export type Code = keyof typeof CODES;

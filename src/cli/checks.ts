@@ -37,7 +37,8 @@ export function addCheckCommands(program: Command, choose: (c: CheckCommand) => 
   const lint = common(program.command('lint').description('check Kubernetes manifests (YAML or JSON, "-" = stdin) for mistakes that break traffic capture').argument('<file...>'))
     .addOption(new Option('--mode <mode>', 'sidecar or ambient').default('sidecar'))
     .addOption(new Option('--cni', 'capture rules come from the CNI plugin (no istio-init)'))
-    .addOption(new Option('--native-sidecars <when>', 'auto (kubelet ≥ 1.29: yes), true or false').default('auto'));
+    .addOption(new Option('--native-sidecars <when>', 'auto (kubelet ≥ 1.29: yes), true or false').default('auto'))
+    .addOption(new Option('--bypass-policy <json|@file>', "the CNI plugin's bypass_policy: denied annotations outside the allowed namespaces are findings"));
   lint.action((files: string[]) => choose({ command: 'lint', flags: lint.opts(), files }));
   const precheck = common(program.command('precheck').description("check a live pod network namespace (read only): capture rules, listeners, processes, routing"))
     .addOption(new Option('--netns <path>', 'the namespace: /proc/<pid>/ns/net or /run/netns/<name> (default: the current one)'))
@@ -87,6 +88,24 @@ async function runPrecheck(cmd: CheckCommand, common: Common, deps: CliDeps): Pr
   return { findings: analyzeNamespace(state, { ...common, ports }), origin: `netns ${netns ?? 'current'}` };
 }
 
+/** `--bypass-policy`: the policy as JSON, or `@FILE` holding it; parsed with the plugin's schema. */
+async function readBypassPolicy(flags: CheckCommand['flags']) {
+  const given = flags['bypassPolicy'];
+  if (typeof given !== 'string') return undefined;
+  const { parseBypassPolicy } = await import('../config/bypass-policy.js');
+  let text = given;
+  if (given.startsWith('@')) {
+    try {
+      text = readFileSync(given.slice(1), 'utf8');
+    } catch (err) {
+      throw new ConfigError('--bypass-policy', given, (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message);
+    }
+  }
+  const r = parseBypassPolicy(text);
+  if (!r.ok) throw new ConfigError('--bypass-policy', given.slice(0, 80), r.reason);
+  return r.value;
+}
+
 async function runLint(cmd: CheckCommand, common: Common): Promise<Finding[]> {
   // The lint code (and the yaml parser) is loaded only when lint runs: the apply path never parses it.
   const [{ lintManifests }, { ManifestSyntaxError }] = await Promise.all([
@@ -95,9 +114,10 @@ async function runLint(cmd: CheckCommand, common: Common): Promise<Finding[]> {
   ]);
   const mode = flag(cmd.flags, '--mode', parseEnum(['sidecar', 'ambient'] as const));
   const nativeSidecars = flag(cmd.flags, '--native-sidecars', parseEnum(['auto', 'true', 'false'] as const));
+  const bypassPolicy = await readBypassPolicy(cmd.flags);
   const files = cmd.files.map(readManifest);
   try {
-    return lintManifests(files, { ...common, mode, nativeSidecars, cni: cmd.flags['cni'] === true });
+    return lintManifests(files, { ...common, mode, nativeSidecars, cni: cmd.flags['cni'] === true, ...(bypassPolicy === undefined ? {} : { bypassPolicy }) });
   } catch (err) {
     if (err instanceof ManifestSyntaxError) throw new ConfigError(`manifest ${err.file === '-' ? 'stdin' : err.file}`, undefined, `line ${err.line}: ${err.reason}`);
     throw err;

@@ -33,16 +33,28 @@ function parseUint(s: string, min: number, max: number, what: string): Parsed<nu
 }
 
 export const parsePort = (s: string) => parseUint(s, 1, 65535, 'port');
+/** A port in a match list: 0 is accepted as Istio accepts it (a rule for port 0 matches nothing). */
+export const parseListPort = (s: string) => parseUint(s, 0, 65535, 'port');
 export const MAX_ID = 4294967294; // 2^32-2: (uid_t)-1 means "no id" to the kernel
 export const parseId = (s: string) => parseUint(s, 0, MAX_ID, 'id');
 
-/** Istio splits lists on "," and drops empty items; it does not trim, so neither do we (a space is an error). */
+/** istio-iptables splits lists on "," and drops empty items (tools/common/config Split). */
 export function splitList(s: string): string[] {
   return s.split(',').filter((item) => item !== '');
 }
 
-function parseEach<T>(s: string, parse: (item: string) => Parsed<T>, max = Infinity): Parsed<T[]> {
-  const items = splitList(s);
+/** Spaces and tabs around a value: what iptables-restore's tokenizer drops (a newline would end its line). */
+export function trimBlanks(s: string): string {
+  return s.replace(/^[ \t]+|[ \t]+$/g, '');
+}
+
+/**
+ * Each item parsed; with `trim`, each item's spaces and tabs are trimmed first. istio-iptables does not trim, but it writes the
+ * items into iptables-restore text, whose tokenizer drops the spaces around a port or an interface name — so
+ * " 80" works there and works here; a CIDR with a space fails Go's ParsePrefix there and fails here.
+ */
+function parseEach<T>(s: string, parse: (item: string) => Parsed<T>, max = Infinity, trim = false): Parsed<T[]> {
+  const items = splitList(s).map((item) => (trim ? trimBlanks(item) : item));
   if (items.length > max) return fail(`at most ${max} entries are allowed, got ${items.length}`);
   const out: T[] = [];
   for (const item of items) {
@@ -53,7 +65,7 @@ function parseEach<T>(s: string, parse: (item: string) => Parsed<T>, max = Infin
   return ok(out);
 }
 
-export const parsePortList = (s: string) => parseEach(s, parsePort);
+export const parsePortList = (s: string) => parseEach(s, parseListPort, Infinity, true);
 
 /** `*` (all ports) or a port list; `""` is an empty list (no capture). */
 export function parsePortsOrAll(s: string): Parsed<'*' | number[]> {
@@ -80,7 +92,7 @@ export function parseInterface(s: string): Parsed<string> {
   }
   return ok(s);
 }
-export const parseInterfaceList = (s: string) => parseEach(s, parseInterface);
+export const parseInterfaceList = (s: string) => parseEach(s, parseInterface, Infinity, true);
 
 function parseNumericOwner(s: string): Parsed<OwnerId> {
   const r = parseId(s);

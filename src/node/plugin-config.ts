@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { bypassPolicySchema } from '../config/bypass-policy.js';
 
 /**
  * meshcap-cni's conflist entry: the one schema of the plugin's config, read by the plugin at every call, by
@@ -31,6 +32,8 @@ export const netConfSchema = z.strictObject({
   log_level: dflt(z.enum(['debug', 'info', 'warn', 'error']), 'info'),
   log_file: opt(z.string()),
   exclude_namespaces: dflt(z.array(z.string()), ['kube-system']),
+  /** Which capture-narrowing annotations pods may not carry, outside the allowed namespaces (docs/cni.md). */
+  bypass_policy: opt(bypassPolicySchema),
   ipv6: dflt(z.enum(['auto', 'on', 'off']), 'auto'),
   force_iptables_binary: opt(z.enum(['legacy', 'nft'])),
   native_nftables: dflt(z.boolean(), false),

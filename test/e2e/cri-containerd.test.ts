@@ -19,6 +19,8 @@ const CAPABILITY = { 'io.kubernetes.cri.pod-annotations': true };
 const status = (initContainers: string[] | null, containers: string[] | null) => JSON.stringify({ initContainers, containers, volumes: ['istio-envoy'], imagePullSecrets: null, revision: 'default' });
 const INJECTED = { 'sidecar.istio.io/status': status(['istio-validation'], ['istio-proxy']) };
 const NATIVE = { 'sidecar.istio.io/status': status(['istio-validation', 'istio-proxy'], null) };
+/** The platform team's policy on this node: no pod outside istio-system may exclude interfaces from capture. */
+const BYPASS_POLICY = { deny: ['traffic.sidecar.istio.io/excludeInterfaces'], allow_namespaces: ['istio-system'] };
 const hostHasIstio = async () => (await execa('iptables-save', [], { reject: false })).stdout.includes('ISTIO_');
 const pluginErrors = (lab: PrivateContainerd) => readFileSync(lab.pluginLog, 'utf8').split('\n').filter((l) => l.includes('"level":50'));
 
@@ -33,7 +35,7 @@ describe(`meshcap-cni (${IMPL}) on a sidecar network under containerd's CRI`, ()
     hostIstioBefore = await hostHasIstio();
     lab = new PrivateContainerd('198.51.100.0/24');
     L().installPlugin(entryCommand('meshcap-cni'));
-    L().writeConflist([{ type: 'meshcap-cni', mode: 'sidecar', ipv6: 'off', capabilities: CAPABILITY, log_file: L().pluginLog }]);
+    L().writeConflist([{ type: 'meshcap-cni', mode: 'sidecar', ipv6: 'off', capabilities: CAPABILITY, log_file: L().pluginLog, bypass_policy: BYPASS_POLICY }]);
     await L().start();
     // A pod that is not in the mesh, listening on 9000: where un-captured traffic lands, and the client of inbound tests.
     const id = await L().runPod('peer', 'default');
@@ -110,6 +112,8 @@ describe(`meshcap-cni (${IMPL}) on a sidecar network under containerd's CRI`, ()
   it.each<[string, Record<string, string>, string]>([
     ['a bad traffic annotation', { ...INJECTED, 'traffic.sidecar.istio.io/excludeOutboundIPRanges': '10.0.0.0/33' }, 'traffic.sidecar.istio.io/excludeOutboundIPRanges="10.0.0.0/33"'],
     ['a status annotation that is not JSON', { 'sidecar.istio.io/status': 'injected' }, 'sidecar.istio.io/status="injected"'],
+    ['an annotation the bypass policy denies', { ...INJECTED, 'traffic.sidecar.istio.io/excludeInterfaces': 'eth1' },
+      'bypass_policy denies annotation traffic.sidecar.istio.io/excludeInterfaces="eth1" in namespace "default" (allowed: istio-system)'],
   ])('fails RunPodSandbox naming %s, and leaves no sandbox, netns, veth, lease or rule', async (_name, annotations, named) => {
     const before = await L().leftovers();
     await expect(L().runPod('bad', 'default', annotations)).rejects.toThrow(named);
@@ -117,6 +121,13 @@ describe(`meshcap-cni (${IMPL}) on a sidecar network under containerd's CRI`, ()
     for (const p of (await L().cri.listPodSandbox()).filter((s) => s.name === 'bad')) await L().removePod(p.id);
     expect(await L().leftovers()).toEqual(before);
     expect(await hostHasIstio()).toBe(hostIstioBefore);
+  });
+
+  it('applies the exclusion the bypass policy denies elsewhere in its allowed namespace', async () => {
+    const id = await L().runPod('allowed', 'istio-system', { ...INJECTED, 'traffic.sidecar.istio.io/excludeInterfaces': 'eth1' });
+    const { netns } = await L().cri.podSandboxStatus(id);
+    expect(await iptablesSaveIn(netns)).toContain('-A OUTPUT -o eth1 -j RETURN');
+    await L().removePod(id);
   });
 
   it('leaves nothing behind on the host: no ISTIO_ rules in the node\'s namespace, no errors from DEL', async () => {

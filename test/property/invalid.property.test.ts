@@ -10,10 +10,13 @@ import { SCALE, SEED } from './arbitraries.js';
  * apply. The runs are real applies (no -n), which is what makes "nothing ran" meaningful.
  */
 const badPort = fc.constantFrom('0', '65536', '1e3', '-1', '080', '', ' 80', '80 ', '8o', '99999999999', '0x50', '+80', '1.5');
+/** In a list, Istio accepts port 0 and spaces around an item (iptables-restore drops them); meshcap does too. */
+const badListPort = badPort.filter((p) => !['0', ' 80', '80 ', ''].includes(p));
 const badCidr = fc.constantFrom('10.0.0.0/33', '10.0.0/8', '10.0.0.0', '256.0.0.0/8', '10.0.0.0/8x', '::g/64', 'fe80::1%eth0/64', '1.2.3.4/-1', '10.0.0.0/ 8', '*,10.0.0.0/8', 'a.b.c.d/8');
 const badIface = fc.oneof(
   fc.constantFrom('eth 0', 'eth0\n', 'eth0\n-A OUTPUT -j ACCEPT', '!eth0', 'eth/0', 'eth0:1', 'averyveryverylongif', '-A', '.', '..', 'eth0"', "eth0'", 'eth0;'),
-  fc.string({ minLength: 16, maxLength: 40 }).filter((s) => !s.includes(',')),
+  // Items are trimmed (as iptables-restore's tokenizer does for Istio): too long even after trimming.
+  fc.string({ minLength: 16, maxLength: 40 }).filter((s) => !s.includes(',') && Buffer.byteLength(s.trim()) > 15),
 );
 const badId = fc.constantFrom('4294967295', '4294967296', '-1', 'root', '1337 ', '1e3', '');
 const badMode = fc.constantFrom('tproxy', 'redirect', 'TPROXY ', 'NAT', 'REDIRECT\n');
@@ -23,8 +26,8 @@ const badBool = fc.constantFrom('yes', 'no', 'on', 'off', '2', 'TRUE ', 'tRuE');
 const FIELDS: [string, string | undefined, fc.Arbitrary<string>][] = [
   ['--envoy-port', undefined, badPort],
   ['--inbound-capture-port', 'INBOUND_CAPTURE_PORT', badPort],
-  ['--istio-inbound-ports', 'ISTIO_INBOUND_PORTS', badPort.filter((p) => p !== '')],
-  ['--istio-local-exclude-ports', 'ISTIO_LOCAL_EXCLUDE_PORTS', badPort.filter((p) => p !== '')],
+  ['--istio-inbound-ports', 'ISTIO_INBOUND_PORTS', badListPort],
+  ['--istio-local-exclude-ports', 'ISTIO_LOCAL_EXCLUDE_PORTS', badListPort],
   ['--istio-service-cidr', 'ISTIO_SERVICE_CIDR', badCidr],
   ['--istio-service-exclude-cidr', 'ISTIO_SERVICE_EXCLUDE_CIDR', badCidr],
   ['--istio-exclude-interfaces', 'ISTIO_EXCLUDE_INTERFACES', badIface],

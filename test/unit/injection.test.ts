@@ -79,12 +79,14 @@ describe('injection through CNI config fields and pod annotations', () => {
     }
   });
 
+  // ambient.istio.io/dns-capture and bypass-inbound-capture are booleans Istio ignores when they do not parse
+  // (and so does meshcap: test/unit/cni/annotation-grammar.test.ts); the list annotation is refused.
   it('also refuses them in ambient annotations', async () => {
     for (const payload of PAYLOADS) {
       const runner = recordingRunner();
       const out = await handlePlugin({
         env: ENV,
-        stdin: JSON.stringify({ cniVersion: '1.0.0', name: 'n', type: 'meshcap-cni', mode: 'ambient', prevResult, ipv6: 'off', runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { 'ambient.istio.io/dns-capture': payload } } }),
+        stdin: JSON.stringify({ cniVersion: '1.0.0', name: 'n', type: 'meshcap-cni', mode: 'ambient', prevResult, ipv6: 'off', runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { 'istio.io/reroute-virtual-interfaces': payload } } }),
         host: fakeHost(),
         stderr: { write: () => true },
         makeRunner: () => runner,

@@ -1,4 +1,6 @@
 import { Annotation, Label } from '../../config/annotations.js';
+import { annotationsRead, findGrammar } from '../../config/annotation-grammar.js';
+import { judgeBypass } from '../../config/bypass-policy.js';
 import { describeCode } from '../codes.js';
 import type { Finding } from '../findings.js';
 import { checkAnnotationValue, checkOutboundPorts } from './annotation-values.js';
@@ -25,8 +27,12 @@ function checkSpelling(ctx: PodContext): Finding[] {
 
 function checkValues(ctx: PodContext): Finding[] {
   const out: Finding[] = [];
+  // meshcap's verdict in the mode the pod is read in: the ambient node side reads other annotations, other ways.
+  const mode = ctx.ambient ? 'ambient' : 'sidecar';
+  const read = new Set(annotationsRead(mode, ctx.annotations).map((g) => g.name));
   for (const [key, value] of Object.entries(ctx.annotations)) {
-    const problem = checkAnnotationValue(key, value);
+    const readByMeshcap = read.has(key) || (findGrammar('sidecar', key) === undefined && findGrammar('ambient', key) === undefined);
+    const problem = checkAnnotationValue(key, value, ctx.options.cni, readByMeshcap, mode);
     if (problem !== undefined) out.push(locate(ctx, describeCode('MCL008', problem)));
   }
   const outboundPorts = ctx.annotations[Annotation.includeOutboundPorts];
@@ -51,9 +57,12 @@ const ALL_V6 = '::/0';
 /** What the pod's (valid) traffic annotations switch off or leave out (MCL010–012). */
 function checkCoverage(ctx: PodContext): Finding[] {
   const out: Finding[] = [];
+  /** A valid value as the plugin reads it (" 3306 " is 3306; a blank excludeInboundPorts is none). */
   const valid = (key: string) => {
     const v = ctx.annotations[key];
-    return v !== undefined && checkAnnotationValue(key, v) === undefined ? v : undefined;
+    if (v === undefined || checkAnnotationValue(key, v, ctx.options.cni) !== undefined) return undefined;
+    const read = findGrammar('sidecar', key)?.read(v);
+    return read?.ok ? read.value : v;
   };
   const include = valid(Annotation.includeInboundPorts);
   const excludeIn = valid(Annotation.excludeInboundPorts);
@@ -81,9 +90,18 @@ function checkEnrolment(ctx: PodContext, restricted: boolean): Finding[] {
   return out;
 }
 
+/** A denied annotation outside the policy's namespaces (MCL022); a workload without a namespace is in "default". */
+function checkBypass(ctx: PodContext): Finding[] {
+  const policy = ctx.options.bypassPolicy;
+  if (policy === undefined) return [];
+  const namespace = ctx.workload.namespace ?? 'default';
+  const v = judgeBypass(policy, ctx.annotations, namespace);
+  return v.allowed ? [] : [locate(ctx, describeCode('MCL022', { annotation: v.annotation, value: v.value, namespace }))];
+}
+
 /** Findings about a workload's labels and annotations. */
 export function checkMetadata(ctx: PodContext, restrictedNamespace: boolean): Finding[] {
-  const out = [...checkPlacement(ctx), ...checkSpelling(ctx), ...checkValues(ctx), ...checkInject(ctx)];
+  const out = [...checkPlacement(ctx), ...checkSpelling(ctx), ...checkValues(ctx), ...checkInject(ctx), ...checkBypass(ctx)];
   if (ctx.sidecar) out.push(...checkCoverage(ctx));
   out.push(...checkEnrolment(ctx, restrictedNamespace));
   return out;

@@ -1,15 +1,15 @@
 import { parse as parseYaml } from 'yaml';
-import { parseCidr, type Parsed } from '../../model/cidr.js';
-import { parseCidrsOrAll, parseInterfaceList, parsePortList, parsePortsOrAll } from '../../config/values.js';
+import type { Parsed } from '../../model/cidr.js';
 import { Annotation } from '../../config/annotations.js';
-import { parseExcludeCidrs } from '../../config/schema.js';
+import { annotationsRead, findGrammar, parseIstioCidrs, parseIstioInterfaceNames, parseIstioPorts } from '../../config/annotation-grammar.js';
 import { asRecord } from './data.js';
 
 /**
  * Annotation values checked twice: by the injection webhook's grammar (Istio's pkg/kube/inject/validate.go,
- * operator-tools.md §2.1), which decides whether the pod is admitted at all, and by meshcap's own validators —
- * the same functions the CLI's flags and the CNI plugin's annotations go through — which decide whether
- * meshcap accepts the value when the pod starts. One grammar, three doors.
+ * operator-tools.md §2.1), which decides whether the pod is admitted at all, and by the table of annotation
+ * grammars the CNI plugin reads pods with (src/config/annotation-grammar.ts), which decides whether meshcap
+ * accepts the value when the pod starts. The webhook shares istio-cni's port and interface rules, so both
+ * verdicts use the same functions from that table. One grammar, three doors.
  */
 
 type Check = (v: string) => string | undefined;
@@ -22,39 +22,14 @@ function goUint(s: string, bits: 16 | 32): string | undefined {
   return Number(s) > 2 ** bits - 1 ? `${s} is out of range (0-${2 ** bits - 1})` : undefined;
 }
 
-/** The webhook's port list: the whole value and each item trimmed, every item a uint16 (0 accepted). */
-function webhookPorts(v: string): string | undefined {
-  const t = v.trim();
-  if (t === '') return undefined;
-  for (const item of t.split(',')) {
-    const bad = goUint(item.trim(), 16);
-    if (bad) return `failed parsing port: ${bad}`;
-  }
-  return undefined;
-}
+/** The webhook's port list: Istio's parsePorts, which istio-cni shares (leading zeros and 0 accepted). */
+const webhookPorts = (v: string) => reason(parseIstioPorts(v, false));
 
-/** The webhook's CIDR list: split on "," with no trimming; every item (an empty one too) must parse. */
-function webhookCidrs(v: string): string | undefined {
-  if (v === '') return undefined;
-  for (const item of v.split(',')) {
-    const r = parseCidr(item);
-    if (!r.ok) return `failed parsing cidr ${JSON.stringify(item)}: ${r.reason}`;
-  }
-  return undefined;
-}
+/** The webhook's CIDR list: istio-cni's (split on "," with no trimming; every item, an empty one too, must parse). */
+const webhookCidrs = (v: string) => reason(parseIstioCidrs(v));
 
-const IFACE = /^[a-zA-Z][a-zA-Z0-9_.-]*$/;
-
-/** The webhook's interface list (Istio 1.30+): each item trimmed, non-empty, at most 15 characters. */
-function webhookInterfaces(v: string): string | undefined {
-  for (const raw of v.split(',')) {
-    const item = raw.trim();
-    if (item === '') return 'empty interface name';
-    if (item.length > 15) return `interface name ${JSON.stringify(item)} is longer than 15 characters`;
-    if (!IFACE.test(item)) return `interface name ${JSON.stringify(item)} must start with a letter and hold only letters, digits, "_", "." and "-"`;
-  }
-  return undefined;
-}
+/** The webhook's interface list (Istio 1.30+): the rule istio-cni shares ("" accepted). */
+const webhookInterfaces = (v: string) => reason(parseIstioInterfaceNames(v));
 
 const PROXY_MODES = ['REDIRECT', 'TPROXY', 'NONE'];
 
@@ -80,30 +55,33 @@ export function checkProxyConfig(v: string): string | undefined {
   return undefined;
 }
 
-interface Grammar {
-  readonly webhook: Check;
-  readonly meshcap?: Check;
-}
-
 const READINESS = (v: string) => goUint(v, 32);
+const wildcardOr = (check: Check): Check => (v) => (v === '*' ? undefined : check(v));
 
-/** The annotations the webhook validates, with meshcap's validator where meshcap reads the value too. */
-export const GRAMMARS: ReadonlyMap<string, Grammar> = new Map<string, Grammar>([
-  [Annotation.includeOutboundIPRanges, { webhook: (v) => (v === '*' ? undefined : webhookCidrs(v)), meshcap: (v) => reason(parseCidrsOrAll(v)) }],
-  [Annotation.excludeOutboundIPRanges, { webhook: webhookCidrs, meshcap: (v) => reason(parseExcludeCidrs(v)) }],
-  [Annotation.includeInboundPorts, { webhook: (v) => (v === '*' ? undefined : webhookPorts(v)), meshcap: (v) => reason(parsePortsOrAll(v)) }],
-  [Annotation.excludeInboundPorts, { webhook: webhookPorts, meshcap: (v) => reason(parsePortList(v)) }],
-  [Annotation.excludeOutboundPorts, { webhook: webhookPorts, meshcap: (v) => reason(parsePortList(v)) }],
-  [Annotation.excludeInterfaces, { webhook: webhookInterfaces, meshcap: (v) => reason(parseInterfaceList(v)) }],
-  [Annotation.kubevirtInterfaces, { webhook: webhookInterfaces, meshcap: (v) => reason(parseInterfaceList(v)) }],
-  [Annotation.rerouteVirtualInterfaces, { webhook: webhookInterfaces, meshcap: (v) => reason(parseInterfaceList(v)) }],
-  [Annotation.interceptionMode, { webhook: (v) => (PROXY_MODES.includes(v) ? undefined : `must be one of ${PROXY_MODES.join(', ')}`) }],
-  [Annotation.statusPort, { webhook: (v) => goUint(v.trim(), 16) }],
-  [Annotation.readinessInitialDelay, { webhook: READINESS }],
-  [Annotation.readinessPeriod, { webhook: READINESS }],
-  [Annotation.readinessFailureThreshold, { webhook: READINESS }],
-  [Annotation.proxyConfig, { webhook: checkProxyConfig }],
+/** The annotations the injection webhook validates (pkg/kube/inject/validate.go), with its grammar. */
+export const WEBHOOK_GRAMMARS: ReadonlyMap<string, Check> = new Map<string, Check>([
+  [Annotation.includeOutboundIPRanges, wildcardOr(webhookCidrs)],
+  [Annotation.excludeOutboundIPRanges, webhookCidrs],
+  [Annotation.includeInboundPorts, wildcardOr(webhookPorts)],
+  [Annotation.excludeInboundPorts, webhookPorts],
+  [Annotation.excludeOutboundPorts, webhookPorts],
+  [Annotation.excludeInterfaces, webhookInterfaces],
+  [Annotation.kubevirtInterfaces, webhookInterfaces],
+  [Annotation.rerouteVirtualInterfaces, webhookInterfaces],
+  [Annotation.interceptionMode, (v) => (PROXY_MODES.includes(v) ? undefined : `must be one of ${PROXY_MODES.join(', ')}`)],
+  [Annotation.statusPort, (v) => goUint(v.trim(), 16)],
+  [Annotation.readinessInitialDelay, READINESS],
+  [Annotation.readinessPeriod, READINESS],
+  [Annotation.readinessFailureThreshold, READINESS],
+  [Annotation.proxyConfig, checkProxyConfig],
 ]);
+
+/** meshcap's verdict: the CNI door's grammar table (src/config/annotation-grammar.ts); a value it ignores is no problem. */
+export function checkMeshcapValue(key: string, value: string, mode: 'sidecar' | 'ambient' = 'sidecar'): string | undefined {
+  const g = findGrammar(mode, key);
+  if (g === undefined || g.onBad === 'ignore') return undefined;
+  return reason(g.read(value));
+}
 
 export interface ValueProblem {
   readonly key: string;
@@ -112,17 +90,28 @@ export interface ValueProblem {
   readonly by: 'webhook' | 'meshcap';
 }
 
-/** The first problem with one annotation's value: the webhook's verdict first, then meshcap's. */
-export function checkAnnotationValue(key: string, value: string): ValueProblem | undefined {
-  const g = GRAMMARS.get(key);
-  if (g === undefined) return undefined;
-  const w = g.webhook(value);
+/**
+ * The first problem with one annotation's value: the webhook's verdict first, then meshcap's (includeOutboundPorts:
+ * MCL009). Without CNI, interceptionMode NONE never reaches meshcap: the injector adds no istio-init for it.
+ */
+export function checkAnnotationValue(key: string, value: string, cni = true, readByMeshcap = true, mode: 'sidecar' | 'ambient' = 'sidecar'): ValueProblem | undefined {
+  const w = WEBHOOK_GRAMMARS.get(key)?.(value);
   if (w !== undefined) return { key, value, reason: w, by: 'webhook' };
-  const m = g.meshcap?.(value);
+  if (!readByMeshcap || key === Annotation.includeOutboundPorts || (!cni && key === Annotation.interceptionMode && value === 'NONE')) return undefined;
+  const m = checkMeshcapValue(key, value, mode);
   return m === undefined ? undefined : { key, value, reason: m, by: 'meshcap' };
 }
 
-/** includeOutboundPorts: no webhook check; meshcap's port list decides (MCL009). */
+/** includeOutboundPorts: no webhook check; meshcap's grammar decides (MCL009). */
 export function checkOutboundPorts(value: string): string | undefined {
-  return reason(parsePortList(value));
+  return checkMeshcapValue(Annotation.includeOutboundPorts, value);
+}
+
+/** What meshcap-cni refuses among a pod's annotations (the ones its door reads in that mode), webhook aside. */
+export function findMeshcapRefusals(annotations: Readonly<Record<string, string>>, mode: 'sidecar' | 'ambient' = 'sidecar'): ValueProblem[] {
+  return annotationsRead(mode, annotations).flatMap((g) => {
+    const value = annotations[g.name] ?? '';
+    const m = checkMeshcapValue(g.name, value, mode);
+    return m === undefined ? [] : [{ key: g.name, value, reason: m, by: 'meshcap' as const }];
+  });
 }

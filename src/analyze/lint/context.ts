@@ -4,6 +4,7 @@ import { parseGoBool, parsePortList, parsePortsOrAll } from '../../config/values
 import { asRecord } from './data.js';
 import { checkAnnotationValue, checkProxyConfig } from './annotation-values.js';
 import { viewPod, type PodView } from './pod.js';
+import type { BypassPolicy } from '../../config/bypass-policy.js';
 import type { Inventory, Workload } from './workloads.js';
 
 /** What the user told lint about the cluster. */
@@ -14,6 +15,8 @@ export interface LintOptions {
   readonly cni: boolean;
   /** Whether the injector uses native sidecars; `auto` assumes a kubelet ≥ 1.29, where it does. */
   readonly nativeSidecars: 'auto' | 'true' | 'false';
+  /** The CNI plugin's bypass_policy: denied annotations outside its namespaces are findings (MCL022). */
+  readonly bypassPolicy?: BypassPolicy;
 }
 
 export const DEFAULT_LINT_OPTIONS: LintOptions = { proxyUid: 1337, proxyGid: 1337, mode: 'sidecar', cni: false, nativeSidecars: 'auto' };
@@ -55,18 +58,18 @@ function proxyConfig(annotations: Readonly<Record<string, string>>): Readonly<Re
 }
 
 /** An annotation's value when its grammar passes (an invalid one is reported and treated as absent). */
-function valid(annotations: Readonly<Record<string, string>>, key: string): string | undefined {
+function valid(annotations: Readonly<Record<string, string>>, key: string, cni: boolean): string | undefined {
   const v = annotations[key];
-  return v !== undefined && checkAnnotationValue(key, v) === undefined ? v : undefined;
+  return v !== undefined && checkAnnotationValue(key, v, cni) === undefined ? v : undefined;
 }
 
 function isBoolText(v: string | undefined): v is 'true' | 'false' {
   return v === 'true' || v === 'false';
 }
 
-function inboundCoverage(annotations: Readonly<Record<string, string>>, mode: string, statusPort: number): (port: number) => boolean {
-  const inc = parsePortsOrAll(valid(annotations, Annotation.includeInboundPorts) ?? '*');
-  const exc = parsePortList(valid(annotations, Annotation.excludeInboundPorts) ?? '');
+function inboundCoverage(annotations: Readonly<Record<string, string>>, mode: string, statusPort: number, cni: boolean): (port: number) => boolean {
+  const inc = parsePortsOrAll(valid(annotations, Annotation.includeInboundPorts, cni) ?? '*');
+  const exc = parsePortList(valid(annotations, Annotation.excludeInboundPorts, cni) ?? '');
   const include = inc.ok ? inc.value : '*';
   const exclude = [...(exc.ok ? exc.value : []), ...ALWAYS_EXCLUDED_INBOUND, statusPort];
   return (port) => {
@@ -85,10 +88,10 @@ export function buildPodContext(workload: Workload, inventory: Inventory, option
   const ns = inventory.namespaces.find((n) => n.name === workload.namespace);
   const podMode = labels[Label.dataplaneMode];
   const ambient = podMode === 'none' ? false : options.mode === 'ambient' || podMode === 'ambient' || ns?.labels[Label.dataplaneMode] === 'ambient';
-  const interceptionMode = valid(annotations, Annotation.interceptionMode) ?? (typeof cfg['interceptionMode'] === 'string' ? cfg['interceptionMode'] : 'REDIRECT');
+  const interceptionMode = valid(annotations, Annotation.interceptionMode, options.cni) ?? (typeof cfg['interceptionMode'] === 'string' ? cfg['interceptionMode'] : 'REDIRECT');
   const nativeAnn = annotations[Annotation.nativeSidecar];
   const rewrite = parseGoBool(annotations[Annotation.rewriteAppHTTPProbers] ?? 'true');
-  const statusText = valid(annotations, Annotation.statusPort);
+  const statusText = valid(annotations, Annotation.statusPort, options.cni);
   const statusPort = statusText !== undefined ? Number(statusText.trim()) : typeof cfg['statusPort'] === 'number' ? cfg['statusPort'] : DEFAULT_STATUS_PORT;
   return {
     workload,
@@ -103,6 +106,6 @@ export function buildPodContext(workload: Workload, inventory: Inventory, option
     hold: cfg['holdApplicationUntilProxyStarts'] === true,
     rewriteProbes: rewrite.ok ? rewrite.value : true,
     statusPort,
-    capturesInbound: inboundCoverage(annotations, interceptionMode, statusPort),
+    capturesInbound: inboundCoverage(annotations, interceptionMode, statusPort, options.cni),
   };
 }

@@ -34,6 +34,8 @@ export function validatePluginConfig(raw: unknown, host: Host): Json {
     const issue = r.error.issues[0];
     if (issue?.code === 'unrecognized_keys') {
       const key = issue.keys[0] ?? '';
+      // A nested object (bypass_policy) names its path too.
+      if (issue.path.length > 0) throw fieldError([...issue.path, key].join('.'), undefined, 'unknown field');
       throw fieldError(key, raw[key], 'unknown field');
     }
     const key = issue?.path.join('.') ?? '';

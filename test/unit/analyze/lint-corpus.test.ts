@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseBypassPolicy } from '../../../src/config/bypass-policy.js';
 import { describe, expect, it } from 'vitest';
 import { CODES } from '../../../src/analyze/codes.js';
 import { DEFAULT_LINT_OPTIONS, type LintOptions } from '../../../src/analyze/lint/context.js';
@@ -42,7 +43,11 @@ function readCase(dir: string, name: string): Case {
     const [k, v] = o.split('=');
     if (k === 'cni') options = { ...options, cni: true };
     else if (k === 'mode') options = { ...options, mode: v === 'ambient' ? 'ambient' : 'sidecar' };
-    else if (k === 'native-sidecars') options = { ...options, nativeSidecars: v === 'false' ? 'false' : v === 'true' ? 'true' : 'auto' };
+    else if (k === 'bypass-policy') {
+      const policy = parseBypassPolicy(v ?? '');
+      if (!policy.ok) throw new Error(`${name}: ${policy.reason}`);
+      options = { ...options, bypassPolicy: policy.value };
+    } else if (k === 'native-sidecars') options = { ...options, nativeSidecars: v === 'false' ? 'false' : v === 'true' ? 'true' : 'auto' };
     else throw new Error(`${name}: unknown option ${o}`);
   }
   const count = /^# count: (\d+)$/m.exec(head)?.[1];
@@ -58,10 +63,10 @@ describe('the lint corpus', () => {
     if (c.count !== undefined) expect(lintManifests([{ file: c.file, text: c.text }], c.options)).toHaveLength(c.count);
   });
 
-  it('covers every lint finding MCL001–MCL021', () => {
+  it('covers every lint finding MCL001–MCL022', () => {
     const covered = new Set(cases.flatMap((c) => c.expect));
     const all = Object.keys(CODES).filter((c) => c.startsWith('MCL'));
-    expect(all).toHaveLength(21);
+    expect(all).toHaveLength(22);
     expect(all.filter((c) => !covered.has(c))).toEqual([]);
   });
 

@@ -157,6 +157,10 @@ describe('meshcap install-cni --once', () => {
     ['another plugin type', '{"type":"istio-cni"}', '--plugin-config field type'],
     ['a relative log file', '{"log_file":"meshcap.log"}', '--plugin-config field log_file'],
     ['text that is not JSON', '{mode: sidecar}', 'not JSON'],
+    ['a bypass policy naming an annotation that does not narrow capture', '{"bypass_policy":{"deny":["sidecar.istio.io/inject"]}}', '--plugin-config field bypass_policy.deny.0'],
+    ['a bypass policy with deny as a string', '{"bypass_policy":{"deny":"*"}}', '--plugin-config field bypass_policy.deny'],
+    ['a bypass policy with an unknown field', '{"bypass_policy":{"deny":["*"],"allow":["apps"]}}', '--plugin-config field bypass_policy'],
+    ['a bypass policy allowing a namespace that cannot exist', '{"bypass_policy":{"deny":["*"],"allow_namespaces":["Apps"]}}', '--plugin-config field bypass_policy.allow_namespaces.0'],
   ])('refuses %s in --plugin-config with exit 2 naming it, and writes nothing', async (_name, cfg, named) => {
     write('10-calico.conflist', CALICO);
     const before = readFileSync(join(conf, '10-calico.conflist'));
@@ -166,6 +170,13 @@ describe('meshcap install-cni --once', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(readFileSync(join(conf, '10-calico.conflist')).equals(before)).toBe(true);
     expect(readdirSync(bin)).toEqual([]);
+  });
+
+  it('writes a good bypass_policy into the entry as given', async () => {
+    write('10-calico.conflist', CALICO);
+    const policy = { deny: ['traffic.sidecar.istio.io/excludeOutboundIPRanges'], allow_namespaces: ['istio-system'] };
+    expect((await install(['--once', '--plugin-binary', plugin, '--plugin-config', JSON.stringify({ bypass_policy: policy })])).code).toBe(0);
+    expect(read('10-calico.conflist').plugins.at(-1)).toEqual({ type: 'meshcap-cni', bypass_policy: policy, capabilities: CAP });
   });
 
   it('reads --plugin-config from @file', async () => {
