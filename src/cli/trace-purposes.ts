@@ -8,7 +8,7 @@ import { nftChainName } from '../model/nft/layout.js';
 import type { Family, Rule } from '../model/rule.js';
 import { spellNftRule } from '../render/nft-spell.js';
 import { kernelRuleText } from '../render/nft-transaction.js';
-import { buildProgram } from './program.js';
+import { buildProgram, isModeCommand } from './program.js';
 import { loadCommand } from './commands.js';
 
 /** Configs that between them emit every kind of rule meshcap makes (sidecar both modes, ambient both layouts). */
@@ -41,7 +41,7 @@ export function buildPurposeLookup(layout: 'sidecar' | 'ambient'): (r: ParsedRul
   // The layouts share spellings (`-A OUTPUT -j ISTIO_OUTPUT`): only the traced layout's configs name purposes.
   for (const argv of CATALOGUE.filter((a) => (a[0]?.startsWith('ambient') ? 'ambient' : 'sidecar') === layout)) {
     const parsed = program.parse(reorder(argv));
-    if (parsed === undefined || parsed.command === 'trace' || 'files' in parsed) continue;
+    if (!isModeCommand(parsed)) continue;
     const { plan } = loadCommand(parsed.command, parsed.flags, {}, quietHost);
     for (const family of plan.families) {
       for (const rule of rulesFor(appliedRules(plan), family)) {
