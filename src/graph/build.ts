@@ -1,6 +1,7 @@
 import type { Family } from '../model/cidr.js';
 import type { ParsedRule, ParsedTable } from '../inspect/types.js';
 import { ruleText } from '../inspect/types.js';
+import { isRecordChain } from '../model/ownership.js';
 import { orderBaseChains, type Hook } from '../trace/base-chains.js';
 import { describeEnd } from './leaves.js';
 import type { GraphEdge, GraphNode, RuleGraph } from './model.js';
@@ -45,7 +46,8 @@ class GraphBuilder {
     const entries = t.label === undefined ? BUILTIN_CHAINS : t.chains.filter((c) => c.base !== undefined).map((c) => c.name);
     const seen = new Set<string>();
     const visit = (chain: string, received: boolean) => {
-      if (seen.has(chain) || !(received || byChain.has(chain) || dropsAtEnd(t, chain))) return;
+      // meshcap's ISTIO_OWNED_* bookkeeping chains hold copies that no packet ever reaches: not drawn unless entered.
+      if (seen.has(chain) || !(received || ((byChain.has(chain) || dropsAtEnd(t, chain)) && !isRecordChain(chain)))) return;
       seen.add(chain);
       this.addChain(t, chain, byChain.get(chain) ?? [], declared);
       for (const r of byChain.get(chain) ?? []) {
@@ -89,7 +91,7 @@ class GraphBuilder {
 
 /**
  * Rules → graph: per family, the hooks a first packet passes, entering each base chain in priority order as trace
- * walks them; every chain that holds or receives a rule; every rule as an edge (labelled with its purpose when it
+ * walks them; every chain that holds or receives a rule (but meshcap's unreferenced ownership records); every rule as an edge (labelled with its purpose when it
  * is meshcap's, else its text) to the chain it enters or to the leaf of its verdict or effect. Pure; the same rules
  * give the same graph whatever order their source listed the tables in.
  */
