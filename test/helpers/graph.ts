@@ -28,12 +28,13 @@ export async function layOut(dot: string): Promise<LaidOut> {
 let dom: JSDOM | undefined;
 const window = () => (dom ??= new JSDOM('')).window;
 
-/** An SVG document parsed as XML; throws when it is not well-formed. Returns the text of every <text> element. */
-export function readSvg(svg: string): { texts: string[]; root: string } {
+/** An SVG document parsed as XML; throws when it is not well-formed. Returns the text of every <text> element and the class of every <g>. */
+export function readSvg(svg: string): { texts: string[]; classes: string[]; root: string } {
   const doc = new (window().DOMParser)().parseFromString(svg, 'image/svg+xml');
   const error = doc.getElementsByTagName('parsererror')[0];
   if (error !== undefined) throw new Error(`not well-formed SVG: ${error.textContent ?? ''}`);
-  return { texts: [...doc.getElementsByTagName('text')].map((t) => t.textContent ?? ''), root: doc.documentElement.tagName };
+  const classes = [...doc.getElementsByTagName('g')].map((g) => g.getAttribute('class') ?? '');
+  return { texts: [...doc.getElementsByTagName('text')].map((t) => t.textContent ?? ''), classes, root: doc.documentElement.tagName };
 }
 
 type Mermaid = typeof import('mermaid').default;
