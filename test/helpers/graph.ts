@@ -15,14 +15,25 @@ interface DotJson {
 
 /** Graphviz `dot` from Debian (the judge, not meshcap's renderer): lays the DOT out and hands back what it read. */
 export async function layOut(dot: string): Promise<LaidOut> {
-  const r = await execa('dot', ['-Tjson'], { input: dot, reject: false });
+  const [one] = await layOutAll([dot]);
+  return one as LaidOut;
+}
+
+/** Many graphs in one `dot` run (it lays out each graph of its input in turn and prints one JSON document each). */
+export async function layOutAll(dots: readonly string[]): Promise<LaidOut[]> {
+  const r = await execa('dot', ['-Tjson'], { input: dots.join(''), reject: false });
   if (r.exitCode !== 0) throw new Error(`dot exited ${r.exitCode}: ${r.stderr}`);
-  const doc = JSON.parse(r.stdout) as DotJson;
+  const docs = r.stdout.split(/^(?=\{$)/m).map((text) => JSON.parse(text) as DotJson);
+  if (docs.length !== dots.length) throw new Error(`dot printed ${docs.length} graphs for ${dots.length}`);
+  return docs.map((doc) => readDotJson(doc, r.stderr));
+}
+
+function readDotJson(doc: DotJson, stderr: string): LaidOut {
   const objects = doc.objects ?? [];
   const nodes = objects.filter((o) => o.nodes === undefined).map((o) => ({ name: o.name, label: o.label ?? '' }));
   const name = (id: number) => objects.find((o) => o._gvid === id)?.name ?? '';
   const edges = (doc.edges ?? []).map((e) => ({ tail: name(e.tail), head: name(e.head), label: e.label ?? '', tooltip: e.tooltip, class: e.class }));
-  return { nodes, edges, stderr: r.stderr };
+  return { nodes, edges, stderr };
 }
 
 let dom: JSDOM | undefined;
@@ -62,4 +73,18 @@ export async function parseMermaid(text: string): Promise<{ type: string; vertic
   const diagram = await m.mermaidAPI.getDiagramFromText(text);
   const db = diagram.db as unknown as FlowDb;
   return { type: diagram.type, vertices: db.getVertices().size, edges: db.getEdges().length, subgraphs: db.getSubGraphs().length };
+}
+
+/** A trace picture's walk as Graphviz read it: the edges classed `step-N`, in step order, as `table chain: rule`. */
+export function drawnSteps(laid: LaidOut): string[] {
+  const steps = laid.edges.flatMap((e) =>
+    (e.class ?? '')
+      .split(' ')
+      .filter((c) => /^step-\d+$/.test(c))
+      .map((c) => {
+        const [, table, chain] = e.tail.split('|');
+        return { n: Number(c.slice(5)), text: `${table ?? ''} ${chain ?? ''}: ${e.tooltip ?? ''}` };
+      }),
+  );
+  return steps.sort((a, b) => a.n - b.n).map((s) => s.text);
 }

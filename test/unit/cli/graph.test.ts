@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
-import { layOut, parseMermaid, readSvg } from '../../helpers/graph.js';
+import { drawnSteps, layOut, parseMermaid, readSvg } from '../../helpers/graph.js';
 import { entryCommand, IMPL } from '../../helpers/paths.js';
 import { ISTIO_INIT_ARGS } from '../../helpers/plan.js';
 
@@ -140,8 +140,7 @@ describe('meshcap trace --format', () => {
     const r = await runCli(['trace', '--rules', dump, ...APP_FLOW, '--format', 'dot']);
     expect(r.code).toBe(0);
     const laid = await layOut(r.stdout);
-    const steps = laid.edges.flatMap((e) => (e.class ?? '').split(' ').flatMap((c) => (/^step-\d+$/.test(c) ? [{ n: Number(c.slice(5)), chain: e.tail.split('|')[2], rule: e.tooltip }] : [])));
-    expect(steps.sort((a, b) => a.n - b.n).map((s) => `${s.chain}: ${s.rule}`)).toEqual(json.path.map((s) => `${s.chain}: ${s.rule}`));
+    expect(drawnSteps(laid)).toEqual(json.path.map((s) => `${s.table} ${s.chain}: ${s.rule}`));
     expect(json.path).toHaveLength(3);
     expect(r.stdout).toContain('verdict: redirected to local port 15001 (Envoy outbound)');
     expect(r.stdout).toMatch(/"ipv4\|nat\|ISTIO_INBOUND" \[[^\]]*class=dim/);
