@@ -1,5 +1,5 @@
-import { listClusters, type GraphEdge, type GraphNode, type NodeKind, type RuleGraph } from './model.js';
-import { PALETTE, WALK, wrapLabel } from './labels.js';
+import { listClusters, type GraphEdge, type GraphNode, type RuleGraph } from './model.js';
+import { KIND_STYLE, WALK, wrapLabel } from './style.js';
 
 /** A DOT string: quotes and backslashes escaped, so nothing in a rule's text is read as DOT or as a label escape. */
 const escape = (s: string): string => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
@@ -12,25 +12,16 @@ const attrs = (a: Record<string, string | undefined>): string =>
     .map(([k, v]) => `${k}=${v}`)
     .join(', ')}]`;
 
-const SHAPES: Record<NodeKind, { shape: string; style: string }> = {
-  hook: { shape: 'cds', style: 'filled' },
-  chain: { shape: 'box', style: 'rounded,filled' },
-  capture: { shape: 'box', style: 'filled,bold' },
-  pass: { shape: 'ellipse', style: 'filled' },
-  drop: { shape: 'octagon', style: 'filled' },
-  effect: { shape: 'note', style: 'filled' },
-  unknown: { shape: 'box', style: 'dashed,filled' },
-};
-
 function nodeLine(n: GraphNode, walk: boolean): string {
-  const { shape, style } = SHAPES[n.kind];
+  const kind = KIND_STYLE[n.kind];
+  const [shape, style] = kind.dot;
   const dim = walk && n.lit !== true;
-  const colours = dim ? { color: quote(WALK.dimStroke), fontcolor: quote(WALK.dimText), fillcolor: quote(WALK.dimFill) } : { color: quote(PALETTE[n.kind].stroke), fillcolor: quote(PALETTE[n.kind].fill), penwidth: walk ? '2' : undefined };
+  const colours = dim ? { color: quote(WALK.dimStroke), fontcolor: quote(WALK.dimText), fillcolor: quote(WALK.dimFill) } : { color: quote(kind.stroke), fillcolor: quote(kind.fill), penwidth: walk ? '2' : undefined };
   return `${quote(n.id)} ${attrs({ label: label(n.label), shape, style: quote(style), ...colours, class: walk ? (dim ? 'dim' : 'lit') : undefined })};`;
 }
 
 const EDGE_STYLE: Record<GraphEdge['kind'], Record<string, string>> = {
-  hook: { color: quote(PALETTE.hook.stroke), penwidth: '1.5' },
+  hook: { color: quote(KIND_STYLE.hook.stroke), penwidth: '1.5' },
   jump: {},
   goto: { style: 'dashed' },
   rule: {},

@@ -1,21 +1,10 @@
 import { listClusters, type GraphEdge, type GraphNode, type NodeKind, type RuleGraph } from './model.js';
-import { PALETTE, WALK, wrapLabel } from './labels.js';
+import { KIND_STYLE, WALK, wrapLabel } from './style.js';
 
 /** Mermaid's entity codes for every character that could end a label or be read as markup. */
 const ENTITIES: Record<string, string> = { '"': '#quot;', '#': '#35;', '<': '#lt;', '>': '#gt;', '&': '#amp;', '|': '#124;', '`': '#96;' };
 const escape = (s: string): string => s.replace(/["#<>&|`]/g, (c) => ENTITIES[c] ?? c);
 const label = (s: string): string => `"${wrapLabel(s).map(escape).join('<br>')}"`;
-
-/** Each kind's Mermaid shape, as its opening and closing brackets. */
-const SHAPES: Record<NodeKind, readonly [string, string]> = {
-  hook: ['>', ']'],
-  chain: ['(', ')'],
-  capture: ['[[', ']]'],
-  pass: ['([', '])'],
-  drop: ['{{', '}}'],
-  effect: ['[/', '/]'],
-  unknown: ['[', ']'],
-};
 
 const ARROWS: Record<GraphEdge['kind'], string> = { hook: '==>', jump: '-->', goto: '-.->', rule: '-->', policy: '-.->' };
 
@@ -41,7 +30,7 @@ function clusterLines(graph: RuleGraph, ids: ReadonlyMap<string, string>): strin
     const pad = '  '.repeat(depth);
     lines.push(`${pad}subgraph cluster_${clusters.findIndex((c) => same(c, path))} [${label(path[path.length - 1] ?? '')}]`);
     for (const n of graph.nodes.filter((x) => same(x.cluster, path))) {
-      const [open, close] = SHAPES[n.kind];
+      const [open, close] = KIND_STYLE[n.kind].mermaid;
       lines.push(`${pad}  ${ids.get(n.id) ?? ''}${open}${label(n.label)}${close}`);
     }
     for (const child of clusters.filter((c) => c.length === path.length + 1 && path.every((x, i) => c[i] === x))) emit(child, depth + 1);
@@ -52,8 +41,8 @@ function clusterLines(graph: RuleGraph, ids: ReadonlyMap<string, string>): strin
 }
 
 function styleLines(graph: RuleGraph, ids: ReadonlyMap<string, string>): string[] {
-  const kinds = Object.keys(PALETTE) as NodeKind[];
-  const lines = kinds.map((k) => `  classDef ${k} fill:${PALETTE[k].fill},stroke:${PALETTE[k].stroke}`);
+  const kinds = Object.keys(KIND_STYLE) as NodeKind[];
+  const lines = kinds.map((k) => `  classDef ${k} fill:${KIND_STYLE[k].fill},stroke:${KIND_STYLE[k].stroke}`);
   const groups = new Map<string, string[]>();
   for (const n of graph.nodes) {
     const cls = graph.walk && n.lit !== true ? 'dim' : n.kind;
