@@ -1,8 +1,11 @@
 import { listClusters, type GraphEdge, type GraphNode, type RuleGraph } from './model.js';
 import { KIND_STYLE, WALK, wrapLabel } from './style.js';
 
-/** A DOT string: quotes and backslashes escaped, so nothing in a rule's text is read as DOT or as a label escape. */
-const escape = (s: string): string => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+/**
+ * A DOT string: quotes and backslashes escaped, so nothing in a rule's text is read as DOT or as a label escape
+ * (`\N`, `\l`), and `&` as `&amp;`, since Graphviz reads entities (`&amp;`) in strings.
+ */
+const escape = (s: string): string => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/&/g, '&amp;');
 const quote = (s: string): string => `"${escape(s)}"`;
 /** A wrapped label: each line escaped, joined by DOT's centred line break. */
 const label = (s: string): string => `"${wrapLabel(s).map(escape).join('\\n')}"`;

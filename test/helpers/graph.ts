@@ -19,6 +19,11 @@ export async function layOut(dot: string): Promise<LaidOut> {
   return one as LaidOut;
 }
 
+/** Debian's Graphviz drawing the DOT as SVG. */
+export async function renderWithDot(dot: string): Promise<string> {
+  return (await execa('dot', ['-Tsvg'], { input: dot })).stdout;
+}
+
 /** Many graphs in one `dot` run (it lays out each graph of its input in turn and prints one JSON document each). */
 export async function layOutAll(dots: readonly string[]): Promise<LaidOut[]> {
   const r = await execa('dot', ['-Tjson'], { input: dots.join(''), reject: false });
@@ -39,13 +44,14 @@ function readDotJson(doc: DotJson, stderr: string): LaidOut {
 let dom: JSDOM | undefined;
 const window = () => (dom ??= new JSDOM('')).window;
 
-/** An SVG document parsed as XML; throws when it is not well-formed. Returns the text of every <text> element and the class of every <g>. */
-export function readSvg(svg: string): { texts: string[]; classes: string[]; root: string } {
+/** An SVG document parsed as XML; throws when it is not well-formed. Returns the text of every <text> element, the class of every <g> and every link's tooltip. */
+export function readSvg(svg: string): { texts: string[]; classes: string[]; tooltips: string[]; root: string } {
   const doc = new (window().DOMParser)().parseFromString(svg, 'image/svg+xml');
   const error = doc.getElementsByTagName('parsererror')[0];
   if (error !== undefined) throw new Error(`not well-formed SVG: ${error.textContent ?? ''}`);
   const classes = [...doc.getElementsByTagName('g')].map((g) => g.getAttribute('class') ?? '');
-  return { texts: [...doc.getElementsByTagName('text')].map((t) => t.textContent ?? ''), classes, root: doc.documentElement.tagName };
+  const tooltips = [...doc.getElementsByTagName('a')].map((a) => a.getAttribute('xlink:title') ?? '');
+  return { texts: [...doc.getElementsByTagName('text')].map((t) => t.textContent ?? ''), classes, tooltips, root: doc.documentElement.tagName };
 }
 
 type Mermaid = typeof import('mermaid').default;

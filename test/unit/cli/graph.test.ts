@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../helpers/cli.js';
 import { drawnSteps, layOut, parseMermaid, readSvg } from '../../helpers/graph.js';
-import { entryCommand, IMPL } from '../../helpers/paths.js';
+import { entryCommand, IMPL, REPO_ROOT } from '../../helpers/paths.js';
 import { ISTIO_INIT_ARGS } from '../../helpers/plan.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'meshcap-graph-cli-'));
@@ -131,6 +131,22 @@ describe('meshcap graph output', () => {
     expect(root).toBe('svg');
     for (const chain of ['PREROUTING', 'OUTPUT', 'ISTIO_INBOUND', 'ISTIO_IN_REDIRECT', 'ISTIO_OUTPUT', 'ISTIO_REDIRECT']) expect(texts).toContain(chain);
     console.log(`graph --format svg (${IMPL}): ${r.stdout.length} bytes in ${ms} ms`);
+  });
+});
+
+describe('the Node build carries Graphviz beside the bundle', () => {
+  it('runs istio-init without dist/lib/viz.cjs; only --format svg needs it', async () => {
+    const copy = join(dir, 'dist');
+    cpSync(join(REPO_ROOT, 'dist'), copy, { recursive: true, filter: (src) => !src.includes(`${join('dist', 'bin')}`) });
+    rmSync(join(copy, 'lib', 'viz.cjs'));
+    const run = (args: readonly string[]) => execa(process.execPath, [join(copy, 'meshcap.mjs'), ...args], { reject: false });
+    const dry = await run(['-n', ...ISTIO_INIT_ARGS, '--ipv6', 'off']);
+    expect(dry.exitCode).toBe(0);
+    expect(dry.stdout).toContain('-A ISTIO_REDIRECT -p tcp -j REDIRECT --to-ports 15001');
+    expect((await run(['graph', ...ISTIO_INIT_ARGS, '--ipv6', 'off'])).exitCode).toBe(0);
+    const svg = await run(['graph', ...ISTIO_INIT_ARGS, '--ipv6', 'off', '--format', 'svg']);
+    expect(svg.exitCode).toBe(1);
+    expect(svg.stderr).toContain('viz.cjs');
   });
 });
 
