@@ -26,6 +26,7 @@ export async function renderWithDot(dot: string): Promise<string> {
 
 /** Many graphs in one `dot` run (it lays out each graph of its input in turn and prints one JSON document each). */
 export async function layOutAll(dots: readonly string[]): Promise<LaidOut[]> {
+  if (dots.length === 0) return [];
   const r = await execa('dot', ['-Tjson'], { input: dots.join(''), reject: false });
   if (r.exitCode !== 0) throw new Error(`dot exited ${r.exitCode}: ${r.stderr}`);
   const docs = r.stdout.split(/^(?=\{$)/m).map((text) => JSON.parse(text) as DotJson);
