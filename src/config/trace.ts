@@ -26,10 +26,12 @@ export interface TraceOptions {
 export const PICTURE_FORMATS = ['dot', 'mermaid', 'svg'] as const;
 export type PictureFormat = (typeof PICTURE_FORMATS)[number];
 
-export const flagText = (flags: TraceFlags, name: string): string | undefined => {
+const text = (flags: TraceFlags, name: string): string | undefined => {
   const v = flags[name];
   return typeof v === 'string' ? v : undefined;
 };
+/** A flag's string value (the read side's commands share it). */
+export { text as flagText };
 
 function need<T>(flag: string, value: string | undefined, parse: (s: string) => { ok: true; value: T } | { ok: false; reason: string }): T | undefined {
   if (value === undefined) return undefined;
@@ -59,32 +61,32 @@ export function oneOf<T extends string>(flag: string, value: string | undefined,
 
 /** Validates `meshcap trace` flags; every error names its flag and value (exit 2). */
 export function loadTraceOptions(flags: TraceFlags): TraceOptions {
-  const netns = flagText(flags, 'netns');
-  const rules = flagText(flags, 'rules');
+  const netns = text(flags, 'netns');
+  const rules = text(flags, 'rules');
   if (netns !== undefined && rules !== undefined) throw new ConfigError('--rules', rules, 'cannot be combined with --netns: trace reads either a dump or live rules');
   if (rules === '') throw new ConfigError('--rules', rules, 'needs a file name, or - for stdin');
-  const dstText = flagText(flags, 'dst');
+  const dstText = text(flags, 'dst');
   if (dstText === undefined) throw new ConfigError('--dst', undefined, 'is required (the destination address)');
   const dst = parseAddress('--dst', dstText) as Cidr;
-  const dportText = flagText(flags, 'dport');
+  const dportText = text(flags, 'dport');
   if (dportText === undefined) throw new ConfigError('--dport', undefined, 'is required (the destination port)');
-  const src = parseAddress('--src', flagText(flags, 'src'));
-  if (src !== undefined && src.family !== dst.family) throw new ConfigError('--src', flagText(flags, 'src'), `is ${src.family} but --dst is ${dst.family}`);
-  const format = flagText(flags, 'format');
+  const src = parseAddress('--src', text(flags, 'src'));
+  if (src !== undefined && src.family !== dst.family) throw new ConfigError('--src', text(flags, 'src'), `is ${src.family} but --dst is ${dst.family}`);
+  const format = text(flags, 'format');
   if (format !== undefined && flags['json'] === true) throw new ConfigError('--format', format, 'cannot be combined with --json: a picture or the JSON walk');
   return {
     source: rules !== undefined ? { k: 'rules', file: rules } : { k: 'netns', path: netns },
-    direction: oneOf('--direction', flagText(flags, 'direction'), ['outbound', 'inbound'] as const, 'outbound'),
-    proto: oneOf('--proto', flagText(flags, 'proto'), ['tcp', 'udp'] as const, 'tcp'),
+    direction: oneOf('--direction', text(flags, 'direction'), ['outbound', 'inbound'] as const, 'outbound'),
+    proto: oneOf('--proto', text(flags, 'proto'), ['tcp', 'udp'] as const, 'tcp'),
     dst,
     dport: need('--dport', dportText, parsePort) as number,
     src,
-    sport: need('--sport', flagText(flags, 'sport'), parsePort),
-    uid: need('--uid', flagText(flags, 'uid'), parseId) ?? 0,
-    gid: need('--gid', flagText(flags, 'gid'), parseId) ?? 0,
-    mark: need('--mark', flagText(flags, 'mark'), parseMark) ?? 0,
-    inIface: need('--in-iface', flagText(flags, 'inIface'), parseIface),
-    outIface: need('--out-iface', flagText(flags, 'outIface'), parseIface),
+    sport: need('--sport', text(flags, 'sport'), parsePort),
+    uid: need('--uid', text(flags, 'uid'), parseId) ?? 0,
+    gid: need('--gid', text(flags, 'gid'), parseId) ?? 0,
+    mark: need('--mark', text(flags, 'mark'), parseMark) ?? 0,
+    inIface: need('--in-iface', text(flags, 'inIface'), parseIface),
+    outIface: need('--out-iface', text(flags, 'outIface'), parseIface),
     json: flags['json'] === true,
     picture: format === undefined ? undefined : oneOf('--format', format, PICTURE_FORMATS, 'dot'),
   };
