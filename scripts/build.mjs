@@ -1,8 +1,9 @@
 // Builds the Node entry points so start-up stays close to bare `node`: each bin is a tiny ESM loader that
 // runs one CommonJS bundle through V8's code cache (made here by one representative run); dependency code
 // meshcap never calls at run time is replaced by stubs.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
@@ -34,7 +35,20 @@ const stubPlugin = {
   },
 };
 
+/**
+ * Graphviz for `--format svg` (@viz-js/viz, 1.2 MB with its wasm inlined) stays out of the bundle: the bundle
+ * requires it from dist/lib/viz.cjs, a copy of the package's own CommonJS build, so istio-init's start path
+ * never reads it.
+ */
+const outsideBundle = {
+  name: 'meshcap-outside-bundle',
+  setup(b) {
+    b.onResolve({ filter: /^@viz-js\/viz$/ }, () => ({ path: './viz.cjs', external: true }));
+  },
+};
+
 mkdirSync('dist/lib', { recursive: true });
+copyFileSync(createRequire(import.meta.url).resolve('@viz-js/viz'), 'dist/lib/viz.cjs');
 await build({
   entryPoints: entries.map((e) => ({ in: e.in, out: e.out })),
   outdir: 'dist/lib',
@@ -46,7 +60,7 @@ await build({
   target: 'node20',
   minify: true,
   legalComments: 'none',
-  plugins: [stubPlugin],
+  plugins: [stubPlugin, outsideBundle],
   // Native calls (src/exec/native.ts): koffi is loaded from node_modules at run time (its .node binary cannot
   // be bundled); bun:ffi exists only in the executable.
   external: ['koffi', 'bun:ffi'],

@@ -6,6 +6,7 @@ import type { FlagValues } from '../config/sidecar.js';
 import { VERSION } from '../version.js';
 import type { TraceFlags } from '../config/trace.js';
 import { addTraceCommand, addVerifyOptions } from './trace-command.js';
+import { addGraphCommand, type GraphFlags } from './graph-command.js';
 import { addCheckCommands, type CheckCommand } from './checks.js';
 
 import type { CommandName } from '../commands/load.js';
@@ -13,7 +14,12 @@ import type { CommandName } from '../commands/load.js';
 export type ParsedCommand =
   | { readonly command: CommandName; readonly flags: FlagValues; readonly check: { readonly verify: boolean; readonly json: boolean } }
   | { readonly command: 'trace'; readonly flags: TraceFlags }
+  | ({ readonly command: 'graph' } & GraphFlags)
   | CheckCommand;
+
+/** A rule-installing mode's command line (sidecar, ambient, ambient-host), as opposed to trace, graph and the checks. */
+export type ModeCommand = Extract<ParsedCommand, { readonly check: unknown }>;
+export const isModeCommand = (p: ParsedCommand | undefined): p is ModeCommand => p !== undefined && 'check' in p;
 
 function toOption(spec: InputSpec): Option {
   const names = `${spec.short ? `-${spec.short}, ` : ''}--${spec.long}`;
@@ -86,6 +92,9 @@ export function buildProgram(write: { out: (s: string) => void; err: (s: string)
   sub('ambient-host', 'ambient-host', "Istio ambient's node-side kubelet probe SNAT rules and ipsets (run against the node's namespace)", AMBIENT_HOST_INPUTS);
   addTraceCommand(program, docsLine('trace-and-verify'), (flags) => {
     chosen = { command: 'trace', flags };
+  });
+  addGraphCommand(program, docsLine('trace-and-verify'), (g) => {
+    chosen = { command: 'graph', ...g };
   });
   addCheckCommands(program, (c) => {
     chosen = c;

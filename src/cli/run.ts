@@ -100,7 +100,7 @@ async function execute({ settings, plan, sidecar, nft }: Loaded, log: Logger, de
 }
 
 /** Turns commander's parse failures into our one-line config errors; help is not an error. */
-function parseArgv(argv: readonly string[], deps: CliDeps): ParsedCommand | undefined {
+export function parseArgv(argv: readonly string[], deps: CliDeps): ParsedCommand | undefined {
   const { parse } = buildProgram({ out: (s) => deps.stdout.write(s), err: (s) => deps.stderr.write(s) });
   try {
     return parse(argv);
@@ -125,6 +125,10 @@ export async function runMeshcap(argv: readonly string[], deps: CliDeps): Promis
     if (parsed === undefined) return ExitCode.ok;
     if (parsed.command === 'trace') {
       await (await import('./trace.js')).runTrace(parsed.flags, deps);
+      return ExitCode.ok;
+    }
+    if (parsed.command === 'graph') {
+      await (await import('./graph.js')).runGraph(parsed, deps);
       return ExitCode.ok;
     }
     if ('files' in parsed) return await runCheck(parsed, deps);

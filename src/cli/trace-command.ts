@@ -28,6 +28,7 @@ export function addTraceCommand(program: Command, docsText: string, onChosen: (f
     .addHelpText('after', docsText);
   for (const [flags, help] of TRACE_OPTIONS) cmd.addOption(new Option(flags, help));
   cmd.addOption(new Option('--json', 'print one JSON object'));
+  cmd.addOption(new Option('--format <format>', 'draw the walk on the rules\' graph instead: dot, mermaid or svg'));
   cmd.action(() => onChosen(cmd.opts<Record<string, string | boolean | undefined>>()));
 }
 

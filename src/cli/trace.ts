@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { loadTraceOptions, type TraceFlags, type TraceOptions } from '../config/trace.js';
 import { LOOPBACK, inCidr, type Packet } from '../trace/packet.js';
 import { traceFlow, type Flow } from '../trace/walk.js';
-import { formatTrace, formatTraceJson, type Layout } from '../trace/describe.js';
+import { describeVerdict, formatTrace, formatTraceJson, type Layout } from '../trace/describe.js';
 import { detectLayout } from '../inspect/capture-layout.js';
 import { cidr } from '../model/cidr.js';
 import { formatAddress } from '../render/inet.js';
@@ -52,8 +52,13 @@ export async function runTrace(flags: TraceFlags, deps: CliDeps & { readonly std
       : await readLive(o, o.source.path, deps);
   const flow = describeFlow(o, sources);
   const layout: Layout = detectLayout(sources.tables) === 'sidecar' ? 'sidecar' : 'ambient';
-  const result = traceFlow(flow, sources.tables, { sets: sources.sets }, buildPurposeLookup(layout));
-  if (o.json) {
+  const purposeOf = buildPurposeLookup(layout);
+  const result = traceFlow(flow, sources.tables, { sets: sources.sets }, purposeOf);
+  if (o.picture !== undefined) {
+    const [{ buildRuleGraph }, { overlayWalk }, { drawGraph }] = await Promise.all([import('../graph/build.js'), import('../graph/walk-overlay.js'), import('../graph/draw.js')]);
+    const graph = overlayWalk(buildRuleGraph(sources.tables, purposeOf), result, [headerOf(flow), `verdict: ${describeVerdict(result, flow.packet, layout)}`]);
+    deps.stdout.write(await drawGraph(graph, o.picture));
+  } else if (o.json) {
     deps.stdout.write(formatTraceJson(result));
     for (const note of sources.notes.filter((n) => n.startsWith('note:'))) deps.stderr.write(`meshcap: ${note}\n`);
   } else deps.stdout.write(formatTrace(result, flow.packet, layout, [...sources.notes, headerOf(flow)].join('\n')));

@@ -19,12 +19,19 @@ export interface TraceOptions {
   readonly inIface: string | undefined;
   readonly outIface: string | undefined;
   readonly json: boolean;
+  /** `--format dot|mermaid|svg`: draw the walk instead of printing it. */
+  readonly picture: PictureFormat | undefined;
 }
+
+export const PICTURE_FORMATS = ['dot', 'mermaid', 'svg'] as const;
+export type PictureFormat = (typeof PICTURE_FORMATS)[number];
 
 const text = (flags: TraceFlags, name: string): string | undefined => {
   const v = flags[name];
   return typeof v === 'string' ? v : undefined;
 };
+/** A flag's string value (the read side's commands share it). */
+export { text as flagText };
 
 function need<T>(flag: string, value: string | undefined, parse: (s: string) => { ok: true; value: T } | { ok: false; reason: string }): T | undefined {
   if (value === undefined) return undefined;
@@ -46,7 +53,7 @@ function parseIface(s: string): { ok: true; value: string } | { ok: false; reaso
   return /^[A-Za-z0-9_.@:-]{1,15}$/.test(s) ? { ok: true, value: s } : { ok: false, reason: 'an interface name is 1-15 letters, digits or _.@:-' };
 }
 
-function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+export function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
   if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(flag, value, `must be one of ${allowed.join(', ')}`);
   return value as T;
@@ -65,6 +72,8 @@ export function loadTraceOptions(flags: TraceFlags): TraceOptions {
   if (dportText === undefined) throw new ConfigError('--dport', undefined, 'is required (the destination port)');
   const src = parseAddress('--src', text(flags, 'src'));
   if (src !== undefined && src.family !== dst.family) throw new ConfigError('--src', text(flags, 'src'), `is ${src.family} but --dst is ${dst.family}`);
+  const format = text(flags, 'format');
+  if (format !== undefined && flags['json'] === true) throw new ConfigError('--format', format, 'cannot be combined with --json: a picture or the JSON walk');
   return {
     source: rules !== undefined ? { k: 'rules', file: rules } : { k: 'netns', path: netns },
     direction: oneOf('--direction', text(flags, 'direction'), ['outbound', 'inbound'] as const, 'outbound'),
@@ -79,5 +88,6 @@ export function loadTraceOptions(flags: TraceFlags): TraceOptions {
     inIface: need('--in-iface', text(flags, 'inIface'), parseIface),
     outIface: need('--out-iface', text(flags, 'outIface'), parseIface),
     json: flags['json'] === true,
+    picture: format === undefined ? undefined : oneOf('--format', format, PICTURE_FORMATS, 'dot'),
   };
 }

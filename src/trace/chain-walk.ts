@@ -113,7 +113,7 @@ export function walkHook(packet: Packet, ctx: HookContext): HookOutcome {
     if (m === false) continue;
     // An undecidable rule ends the path too: it is the rule the verdict names.
     const purpose = ctx.purposeOf(r);
-    ctx.record({ table, chain: r.chain, rule: ruleText(r), ...(purpose === undefined ? {} : { purpose }) });
+    ctx.record({ table, chain: r.chain, rule: ruleText(r), position: r.position, ...(purpose === undefined ? {} : { purpose }) });
     if (m === 'unknown') return unknownAt(r, ctx, 'it has a match trace cannot evaluate');
     const e = applyTarget(r, p, ctx);
     if (e.k === 'continue') p = e.packet;

@@ -8,6 +8,8 @@ export interface Step {
   readonly chain: string;
   /** The rule as iptables-save prints it (`-A CHAIN …`), or `-P CHAIN POLICY` for a policy. */
   readonly rule: string;
+  /** The rule's 1-based position in its chain (none for a policy), so a picture can find the rule drawn. */
+  readonly position?: number;
   readonly purpose?: string;
 }
 

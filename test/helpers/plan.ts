@@ -1,4 +1,4 @@
-import { buildProgram } from '../../src/cli/program.js';
+import { buildProgram, isModeCommand } from '../../src/cli/program.js';
 import { loadCommand } from '../../src/commands/load.js';
 import type { SidecarConfig } from '../../src/config/schema.js';
 import type { Plan } from '../../src/model/plan.js';
@@ -6,7 +6,7 @@ import { fakeHost } from './cli.js';
 
 function load(argv: readonly string[], env: Record<string, string>) {
   const parsed = buildProgram({ out: () => undefined, err: () => undefined }).parse(argv);
-  if (parsed === undefined || 'files' in parsed || parsed.command === 'trace') throw new Error('no rule-installing command parsed');
+  if (!isModeCommand(parsed)) throw new Error('no rule-installing command parsed');
   return loadCommand(parsed.command, parsed.flags, env, fakeHost());
 }
 

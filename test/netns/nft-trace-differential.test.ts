@@ -27,6 +27,7 @@ function configs(): TraceConfig[] {
 describe(`trace of native nftables against the kernel (seed ${SEED})`, () => {
   let agreed = 0;
   let total = 0;
+  let drawn = 0;
   let captured = 0;
   const verdicts = new Map<string, number>();
   const dir = mkdtempSync(join(tmpdir(), 'meshcap-nft-trace-'));
@@ -47,6 +48,7 @@ describe(`trace of native nftables against the kernel (seed ${SEED})`, () => {
       expect(capturing.every((v) => v.path.some((s) => s.table.startsWith('inet istio-')))).toBe(true);
       captured += capturing.length;
       agreed += rows.filter((r) => r.ok).length;
+      drawn += rows.filter((r) => r.drawn === true).length;
       total += rows.length;
       expect(rows.filter((r) => !r.ok)).toEqual([]);
     });
@@ -54,9 +56,10 @@ describe(`trace of native nftables against the kernel (seed ${SEED})`, () => {
 
   it('covered at least 200 flows and printed the agreement', () => {
     const mix = [...verdicts].sort().map(([v, n]) => `${v}: ${n}`).join(', ');
-    console.log(`seed ${SEED} (native nftables): trace agrees with the kernel on ${agreed}/${total} flows (${mix})`);
+    console.log(`seed ${SEED} (native nftables): trace agrees with the kernel on ${agreed}/${total} flows (${mix}); ${drawn}/${total} trace pictures show the walk step for step`);
     expect(total).toBeGreaterThanOrEqual(200);
     expect(agreed).toBe(total);
+    expect(drawn).toBe(total);
     expect(verdicts.size).toBeGreaterThanOrEqual(3);
     // The native-table check above held for real captures, not for none.
     expect(captured).toBeGreaterThan(0);

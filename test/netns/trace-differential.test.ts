@@ -37,6 +37,7 @@ for (const backend of ['nft', 'legacy'] as const) {
   describe(`trace against the kernel (${backend}, seed ${SEED})`, () => {
     let agreed = 0;
     let total = 0;
+    let drawn = 0;
     const verdicts = new Map<string, number>();
     const dir = mkdtempSync(join(tmpdir(), 'meshcap-trace-'));
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,6 +61,7 @@ for (const backend of ['nft', 'legacy'] as const) {
         });
         countVerdicts(verdicts, live);
         agreed += rows.filter((r) => r.ok).length;
+        drawn += rows.filter((r) => r.drawn === true).length;
         total += rows.length;
         expect(rows.filter((r) => !r.ok)).toEqual([]);
       });
@@ -67,9 +69,10 @@ for (const backend of ['nft', 'legacy'] as const) {
 
     it('covered at least 200 flows and printed the agreement', () => {
       const mix = [...verdicts].sort().map(([v, n]) => `${v}: ${n}`).join(', ');
-      console.log(`seed ${SEED} (${backend}): trace agrees with the kernel on ${agreed}/${total} flows (${mix})`);
+      console.log(`seed ${SEED} (${backend}): trace agrees with the kernel on ${agreed}/${total} flows (${mix}); ${drawn}/${total} trace pictures show the walk step for step`);
       expect(total).toBeGreaterThanOrEqual(200);
       expect(agreed).toBe(total);
+      expect(drawn).toBe(total);
     });
   });
 }

@@ -73,6 +73,15 @@ export function traceArgs(f: TraceFlowCase, source: readonly string[], dump: boo
 
 /** `meshcap trace` in-process, over the real runner (it enters the namespace with nsenter). */
 export async function traceInProcess(args: readonly string[]): Promise<TraceJson> {
+  return JSON.parse(await runInProcess(args)) as TraceJson;
+}
+
+/** The same trace drawn (`--format dot` instead of `--json`), as its DOT text. */
+export function tracePictureInProcess(args: readonly string[]): Promise<string> {
+  return runInProcess(args.flatMap((a) => (a === '--json' ? ['--format', 'dot'] : [a])));
+}
+
+async function runInProcess(args: readonly string[]): Promise<string> {
   let stdout = '';
   let stderr = '';
   const code = await runMeshcap(args, {
@@ -83,7 +92,7 @@ export async function traceInProcess(args: readonly string[]): Promise<TraceJson
     makeRunner: (netns) => createSpawnRunner(netns),
   });
   if (code !== 0) throw new Error(`meshcap ${args.join(' ')} exited ${code}: ${stderr}`);
-  return JSON.parse(stdout) as TraceJson;
+  return stdout;
 }
 
 /** The same through the built executable (node bundle, or the binary with MESHCAP_IMPL=bin). */
