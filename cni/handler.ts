@@ -9,14 +9,14 @@ import { parseCniEnv, parseNetConf } from './config.js';
 import { handleDel } from './delete.js';
 import type { Enrollment } from '../src/node/enrollment.js';
 import { enrollment, execOpts, load, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
-import { ambientOptions, finish, hostOptions, sidecarOptions, type PluginOptions } from '../src/node/options.js';
+import { finish, hostOptions, type PluginOptions } from '../src/node/options.js';
+import { podOptions } from '../src/node/pod-plan.js';
 import { atLeast, CniCode, CniError, convertResult, isSupported, LATEST, SUPPORTED_VERSIONS } from './spec.js';
 
 export type { PluginDeps, PluginOutput } from './invocation.js';
 
-function podOptions({ conf, env }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
-  const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotations) : ambientOptions(conf, annotations);
-  return finish(builder, conf.mode, conf, env.netns);
+function podOptionsOf({ conf, env }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
+  return podOptions(conf, annotations, env.netns);
 }
 
 /** Logs the decision once, with its reason, and each warning. */
@@ -35,7 +35,7 @@ async function add(inv: Invocation): Promise<string> {
   const decision = enrollment(env, conf);
   logDecision(log, decision);
   if (decision.enrolled) {
-    const loaded = load(inv, podOptions(inv, decision.annotations));
+    const loaded = load(inv, podOptionsOf(inv, decision.annotations));
     const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false), log));
     log.info({ mode: conf.mode, ...report, container: env.containerId }, 'applied');
     await syncProbeIpset(inv, 'add');
@@ -53,7 +53,7 @@ async function check(inv: Invocation): Promise<string> {
     return '';
   }
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
-  const loaded = load(inv, podOptions(inv, decision.annotations));
+  const loaded = load(inv, podOptionsOf(inv, decision.annotations));
   const differences = formatDriftLines(await checkLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false)));
   if (differences.length > 0) throw new CniError(CniCode.checkFailed, `the namespace does not hold exactly meshcap's rules: ${differences.slice(0, 3).join('; ')}`, differences.join('\n'));
   return '';
