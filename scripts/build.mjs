@@ -8,7 +8,7 @@ import { build } from 'esbuild';
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 
 const entries = [
-  { in: 'src/cli/main.ts', out: 'meshcap', warm: { args: ['-n', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--ipv6', 'off'], env: {} } },
+  { in: 'src/main.ts', out: 'meshcap', warm: { args: ['-n', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--ipv6', 'off'], env: {} } },
   { in: 'cni/main.ts', out: 'meshcap-cni', warm: { args: [], env: { CNI_COMMAND: 'VERSION' } } },
 ];
 
