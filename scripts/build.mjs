@@ -23,6 +23,18 @@ const STUBS = [
   { importer: /node_modules[\\/]commander[\\/]/, path: /^node:child_process$/, contents: 'module.exports = {};' },
 ];
 
+/**
+ * The node agent (`meshcap node-agent`, `node-status`: gRPC, protobuf, Prometheus) is a bundle of its own,
+ * required by the meshcap bundle only when one of its commands runs: its ~500 KB would otherwise be read and
+ * checked on every istio-init start (+10 ms measured).
+ */
+const agentSplit = {
+  name: 'meshcap-agent-split',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/agent\/run\.js$/ }, (args) => (args.importer.endsWith('src/main.ts') ? { path: './meshcap-agent.cjs', external: true } : undefined));
+  },
+};
+
 const stubPlugin = {
   name: 'meshcap-stubs',
   setup(b) {
@@ -36,7 +48,7 @@ const stubPlugin = {
 
 mkdirSync('dist/lib', { recursive: true });
 await build({
-  entryPoints: entries.map((e) => ({ in: e.in, out: e.out })),
+  entryPoints: [...entries.map((e) => ({ in: e.in, out: e.out })), { in: 'src/agent/run.ts', out: 'meshcap-agent' }],
   outdir: 'dist/lib',
   entryNames: '[name]',
   outExtension: { '.js': '.cjs' },
@@ -46,7 +58,7 @@ await build({
   target: 'node20',
   minify: true,
   legalComments: 'none',
-  plugins: [stubPlugin],
+  plugins: [agentSplit, stubPlugin],
   define: { __MESHCAP_VERSION__: JSON.stringify(version) },
   logLevel: 'warning',
 });

@@ -16,7 +16,9 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
  */
 const argv = process.argv.slice(2);
 const deps = { env: process.env, host: nodeHost, stdout: process.stdout, stderr: process.stderr };
-const run = argv[0] === 'node-agent' || argv[0] === 'node-status' ? import('./agent/run.js').then((m) => m.runAgentCommand(argv, deps)) : runMeshcap(argv, deps);
+// A require, not an import(): the Node build keeps the agent in a bundle of its own (scripts/build.mjs).
+const loadAgent = () => require('./agent/run.js') as typeof import('./agent/run.js');
+const run = argv[0] === 'node-agent' || argv[0] === 'node-status' ? Promise.resolve().then(() => loadAgent().runAgentCommand(argv, deps)) : runMeshcap(argv, deps);
 void run.then((code) => {
   process.exitCode = code;
 });

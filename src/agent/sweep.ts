@@ -21,6 +21,8 @@ export interface SweepDeps {
   readonly repair: boolean;
   /** Pods checked at once (each in its own namespace, under its own lock). */
   readonly concurrency?: number;
+  /** Opens the runtime for one sweep (default: a CRI client on criSocket). */
+  readonly connect?: (socket: string) => CriRuntime;
 }
 
 export interface SweepResult {
@@ -62,7 +64,7 @@ async function checkSandbox(cri: CriRuntime, id: string, deps: SweepDeps): Promi
 /** One sweep; throws only when the runtime cannot be asked at all (no socket, no answer to the list). */
 export async function sweepNode(deps: SweepDeps): Promise<SweepResult> {
   const started = performance.now();
-  const cri = new CriRuntime(deps.criSocket);
+  const cri = (deps.connect ?? ((socket: string) => new CriRuntime(socket)))(deps.criSocket);
   try {
     const ids = await cri.listReadySandboxes();
     const checked = (await mapLimited(ids, deps.concurrency ?? 4, (id) => checkSandbox(cri, id, deps))).filter((c) => c !== undefined);

@@ -15,7 +15,7 @@ export interface PodSandboxConfig {
   readonly hostname: string;
   readonly annotations: Readonly<Record<string, string>>;
   readonly labels: Readonly<Record<string, string>>;
-  readonly linux: { readonly cgroup_parent: string; readonly security_context: { readonly namespace_options: { readonly network: 'POD'; readonly pid: 'CONTAINER'; readonly ipc: 'POD' } } };
+  readonly linux: { readonly cgroup_parent: string; readonly security_context: { readonly namespace_options: { readonly network: 'POD' | 'NODE'; readonly pid: 'CONTAINER'; readonly ipc: 'POD' } } };
 }
 
 export interface SandboxStatus {
