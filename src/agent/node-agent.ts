@@ -106,8 +106,8 @@ async function runUntilStopped(loop: Loop, address: { host: string; port: number
   const state = { criDown: false };
   try {
     while (!stop.aborted) {
-      await sweepOnce(loop, state);
-      swept = true;
+      // Ready once a sweep went through (a runtime that cannot be asked keeps the agent unready, not dead).
+      if (await sweepOnce(loop, state)) swept = true;
       lastTick = Date.now();
       await abortableSleep(loop.intervalMs, stop);
     }
@@ -130,18 +130,11 @@ export async function runNodeAgent(argv: readonly string[], deps: NodeAgentDeps,
   if (address === undefined) throw new ConfigError('--metrics-address', flags.metricsAddress, 'must be HOST:PORT (IPv6 as [ADDR]:PORT), port 0-65535');
   if (!flags.criSocket.startsWith('/')) throw new ConfigError('--cri-socket', flags.criSocket, 'must be an absolute path');
   const installer = createInstaller(flags, deps, logger);
-  if (!flags.once) {
-    const done = runOneShot(flags, installer);
-    if (done !== undefined) return done;
-  }
+  const done = runOneShot(flags, installer);
+  if (done !== undefined) return done;
   const conf = installedConf(installer);
   const sweep = () => sweepNode({ criSocket: flags.criSocket, conf, host: deps.host, makeRunner: deps.makeRunner ?? createSpawnRunner, log: logger, repair: repair.value });
   const loop: Loop = { installer, metrics: new AgentMetrics(), sweep, intervalMs, recheckMs, log: logger };
-  if (flags.once) {
-    // One round: the entry, then one sweep (a benchmark, or a node's one-off repair).
-    runOneShot(flags, installer);
-    return (await sweepOnce(loop, { criDown: false })) ? 0 : 5;
-  }
   const stop = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
     logger.info({ signal: sig }, 'stopping: meshcap-cni stays in the chain (fail closed; --uninstall removes it)');

@@ -225,7 +225,9 @@ export class PrivateContainerd {
       } catch {
         // containerd is not answering: go on with what we know
       }
-      for (const id of this.sandboxIds) await this.removePod(id).catch(() => undefined);
+      // Eight at a time, as kubelet's pod workers would: a lab of 50 pods goes in seconds, not half a minute.
+      const ids = [...this.sandboxIds];
+      for (let i = 0; i < ids.length; i += 8) await Promise.all(ids.slice(i, i + 8).map((id) => this.removePod(id).catch(() => undefined)));
     }
     this.client?.close();
     await this.stopContainerd();
