@@ -4,7 +4,7 @@ import { ConfigError } from '../errors.js';
 import { createSpawnRunner } from '../exec/spawn-runner.js';
 import { parseGoBool } from '../config/values.js';
 import type { Logger } from '../log.js';
-import { createInstaller, installCommand, parseCommand, parseSeconds, runOneShot, type InstallDeps, type InstallFlags } from '../node/install/command.js';
+import { createInstaller, installCommand, parseCommand, parseSeconds, runOneShot, runUntilSignalled, type InstallDeps, type InstallFlags } from '../node/install/command.js';
 import type { Installer } from '../node/install/installer.js';
 import { netConfSchema, type NetConf } from '../node/plugin-config.js';
 import type { Runner } from '../exec/runner.js';
@@ -135,20 +135,7 @@ export async function runNodeAgent(argv: readonly string[], deps: NodeAgentDeps,
   const conf = installedConf(installer);
   const sweep = () => sweepNode({ criSocket: flags.criSocket, conf, host: deps.host, makeRunner: deps.makeRunner ?? createSpawnRunner, log: logger, repair: repair.value });
   const loop: Loop = { installer, metrics: new AgentMetrics(), sweep, intervalMs, recheckMs, log: logger };
-  const stop = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => {
-    logger.info({ signal: sig }, 'stopping: meshcap-cni stays in the chain (fail closed; --uninstall removes it)');
-    stop.abort(sig);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  deps.signal?.addEventListener('abort', () => stop.abort('deps'), { once: true });
-  try {
-    await runUntilStopped(loop, address, stop.signal);
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-  }
+  await runUntilSignalled(logger, 'stopping: meshcap-cni stays in the chain (fail closed; --uninstall removes it)', deps.signal, (stop) => runUntilStopped(loop, address, stop));
   logger.info({}, 'stopped');
   return 0;
 }

@@ -1,5 +1,6 @@
 import type { Host } from '../config/host.js';
 import { CriRuntime, type Sandbox } from '../cri/runtime.js';
+import { mapLimited } from '../exec/limit.js';
 import type { Runner } from '../exec/runner.js';
 import type { Logger } from '../log.js';
 import type { NetConf } from '../node/plugin-config.js';
@@ -31,20 +32,6 @@ export interface SweepResult {
   readonly errors: number;
   readonly processes: number;
   readonly ms: number;
-}
-
-/** Runs `work` over `items`, at most `limit` at a time, keeping the order of the results. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 async function checkSandbox(cri: CriRuntime, id: string, deps: SweepDeps): Promise<{ report: PodReport; sandbox: Sandbox } | undefined> {

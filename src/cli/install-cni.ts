@@ -1,6 +1,6 @@
 import { ExitCode, MeshcapError } from '../errors.js';
 import { createLogger, type Logger } from '../log.js';
-import { createInstaller, installCommand, parseCommand, parseSeconds, runOneShot, type InstallDeps, type InstallFlags } from '../node/install/command.js';
+import { createInstaller, installCommand, parseCommand, parseSeconds, runOneShot, runUntilSignalled, type InstallDeps, type InstallFlags } from '../node/install/command.js';
 import type { Installer } from '../node/install/installer.js';
 
 /**
@@ -16,20 +16,7 @@ export interface InstallCniDeps extends InstallDeps {
 
 /** Runs until SIGTERM/SIGINT (or deps.signal), then takes the entry and the binary out. */
 async function watchUntilSignalled(installer: Installer, recheckMs: number, log: Logger, deps: InstallCniDeps): Promise<void> {
-  const stop = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => {
-    log.info({ signal: sig }, 'stopping: removing meshcap-cni from the chain');
-    stop.abort(sig);
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  deps.signal?.addEventListener('abort', () => stop.abort('deps'), { once: true });
-  try {
-    await installer.watch(stop.signal, recheckMs);
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-  }
+  await runUntilSignalled(log, 'stopping: removing meshcap-cni from the chain', deps.signal, (stop) => installer.watch(stop, recheckMs));
   // An upgrade's installer that started meanwhile owns the entry and the binary now: leave them to it.
   if (installer.owns()) installer.uninstall();
   else log.info({}, 'handed over to a newer installer: entry and binary left in place');

@@ -6,7 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { PodTopology } from '../helpers/topology.js';
 import type { TraceFlowCase } from './trace-configs.js';
-import { connectAll, landingOf, mapLimited, predictedLanding, startListeners, traceArgs, traceInProcess, traceProcess, type TraceJson } from './trace-harness.js';
+import { mapLimited } from '../../src/exec/limit.js';
+import { connectAll, landingOf, predictedLanding, startListeners, traceArgs, traceInProcess, traceProcess, type TraceJson } from './trace-harness.js';
 
 export interface Row {
   readonly flow: string;

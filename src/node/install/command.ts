@@ -132,3 +132,24 @@ export function runOneShot(flags: InstallFlags, installer: Installer): number | 
   }
   return undefined;
 }
+
+/**
+ * Runs `fn` until SIGTERM/SIGINT (or `signal`, for tests): the abort it gets fires on the first of them,
+ * logged with `message`. The handlers are taken off again when `fn` ends.
+ */
+export async function runUntilSignalled(log: Logger, message: string, signal: AbortSignal | undefined, fn: (stop: AbortSignal) => Promise<void>): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    log.info({ signal: sig }, message);
+    stop.abort(sig);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  signal?.addEventListener('abort', () => stop.abort('deps'), { once: true });
+  try {
+    await fn(stop.signal);
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
