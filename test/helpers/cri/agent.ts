@@ -69,9 +69,12 @@ export function agentArgs(lab: PrivateContainerd, pluginConfig: object, port: nu
 
 let nextPort = 20_000 + Math.floor(Math.random() * 20_000);
 
-export function startAgent(lab: PrivateContainerd, pluginConfig: object, extra: readonly string[] = []): Agent {
+/** Starts the agent; `nodeNetns` (a namespace name) runs it there instead of the machine's own namespace (the node side of ambient). */
+export function startAgent(lab: PrivateContainerd, pluginConfig: object, extra: readonly string[] = [], nodeNetns?: string): Agent {
   const port = nextPort++;
-  const proc = execa(meshcap.file, [...meshcap.args, ...agentArgs(lab, pluginConfig, port, extra)], { reject: false, buffer: false, stdin: 'ignore' });
+  const argv = [meshcap.file, ...meshcap.args, ...agentArgs(lab, pluginConfig, port, extra)];
+  const [file, ...args] = nodeNetns === undefined ? argv : ['ip', 'netns', 'exec', nodeNetns, ...argv];
+  const proc = execa(file as string, args, { reject: false, buffer: false, stdin: 'ignore' });
   let text = '';
   proc.stderr?.on('data', (d: Buffer) => (text += d.toString()));
   proc.stdout?.on('data', () => undefined);
