@@ -99,6 +99,7 @@ describe(`meshcap node-agent (${IMPL}) on a node whose pods started before meshc
   it('captures an injected pod that started before it within two sweeps: real TCP lands on 15001, excludeOutboundPorts is honoured; the entry goes last', async () => {
     agent = startAgent(L(), conf());
     await waitFor('the web pod captured', async () => (await rulesOf(P('web').netns)).includes(REDIRECT), 30_000);
+    await waitFor('the repairing sweep logged', () => A().logged('swept').some((r) => Number(r['repairs']) > 0));
     const firstRepair = A().logged('swept').findIndex((r) => Number(r['repairs']) > 0);
     expect(firstRepair).toBeGreaterThanOrEqual(0);
     expect(firstRepair).toBeLessThan(2);
@@ -226,6 +227,7 @@ describe(`meshcap node-agent (${IMPL}) on a node whose pods started before meshc
   it('a restarted agent repairs what broke while it was down, within two sweeps', async () => {
     agent = startAgent(L(), conf());
     await waitFor('both pods put back', async () => (await nodeStatus()).code === 0, 30_000);
+    await waitFor('the repairing sweep logged', () => A().logged('swept').some((r) => Number(r['repairs']) === 2));
     expect(A().logged('swept').findIndex((r) => Number(r['repairs']) === 2)).toBeLessThan(2);
     expect(await rulesOf(P('late').netns)).not.toContain('192.0.2.1/32');
   });
