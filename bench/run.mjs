@@ -2,7 +2,7 @@
 // `npm run bench`: whole-process benchmarks, each against a floor measured side by side in the same run
 // (bench/measure.py alternates the commands). Needs root (namespaces), iptables, python3; prints a table.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -128,5 +128,8 @@ rows.push(['(f) processes per apply: `--netns`, TPROXY, IPv4 + IPv6', String(pro
 const cpu = execFileSync('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: 'utf8' }).trim();
 const header = `Measured ${new Date().toISOString().slice(0, 10)} on ${cpu} (${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores), Node ${process.version}, bun ${execFileSync('node_modules/.bin/bun', ['--version'], { encoding: 'utf8' }).trim()}, ${RUNS} alternating runs (medians).`;
 const table = ['| benchmark | measured | ratio | target |', '| --- | --- | --- | --- |', ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
-writeFileSync('bench/results.md', `${header}\n\n${table}\n`);
+// The sections of bench:agent and bench:nft (after the main table) are kept as they are.
+const previous = readFileSync('bench/results.md', 'utf8');
+const sections = previous.indexOf('\n### ') < 0 ? '' : previous.slice(previous.indexOf('\n### '));
+writeFileSync('bench/results.md', `${header}\n\n${table}\n${sections}`);
 console.log(`${header}\n\n${table}`);

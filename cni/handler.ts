@@ -10,14 +10,14 @@ import { handleDel } from './delete.js';
 import type { Enrollment } from '../src/node/enrollment.js';
 import { judgeBypass } from '../src/config/bypass-policy.js';
 import { enrollment, execOpts, load, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
-import { ambientOptions, finish, hostOptions, sidecarOptions, type PluginOptions } from '../src/node/options.js';
+import { finish, hostOptions, type PluginOptions } from '../src/node/options.js';
+import { podOptions } from '../src/node/pod-plan.js';
 import { atLeast, CniCode, CniError, convertResult, LATEST, versionReply } from './spec.js';
 
 export type { PluginDeps, PluginOutput } from './invocation.js';
 
-function podOptions({ conf, env, log }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
-  const builder = conf.mode === 'sidecar' ? sidecarOptions(conf, annotations) : ambientOptions(conf, annotations);
-  const opts = finish(builder, conf.mode, conf, env.netns);
+function podOptionsOf({ conf, env, log }: Invocation, annotations: Readonly<Record<string, string>>): PluginOptions {
+  const opts = podOptions(conf, annotations, env.netns);
   for (const w of opts.warnings) log.warn({ reason: w }, 'annotation ignored');
   return opts;
 }
@@ -45,7 +45,7 @@ async function add(inv: Invocation): Promise<string> {
   logDecision(log, decision);
   if (decision.enrolled) {
     enforceBypass(inv, decision.annotations);
-    const loaded = load(inv, podOptions(inv, decision.annotations));
+    const loaded = load(inv, podOptionsOf(inv, decision.annotations));
     const report = await withNamespaceLock(env.netns, LOCK_WAIT_MS, () => applyLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false), log));
     log.info({ mode: conf.mode, ...report, container: env.containerId }, 'applied');
     await syncProbeIpset(inv, 'add');
@@ -64,7 +64,7 @@ async function check(inv: Invocation): Promise<string> {
   }
   enforceBypass(inv, decision.annotations);
   if (env.netns === undefined || !existsSync(env.netns)) throw new CniError(CniCode.environment, `network namespace ${env.netns} does not exist`);
-  const loaded = load(inv, podOptions(inv, decision.annotations));
+  const loaded = load(inv, podOptionsOf(inv, decision.annotations));
   const differences = formatDriftLines(await checkLoaded(deps.makeRunner(env.netns), loaded, execOpts(conf, deps, false)));
   if (differences.length > 0) throw new CniError(CniCode.checkFailed, `the namespace does not hold exactly meshcap's rules: ${differences.slice(0, 3).join('; ')}`, differences.join('\n'));
   return '';

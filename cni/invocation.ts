@@ -5,12 +5,11 @@ import { loadCommand } from '../src/commands/load.js';
 import { applyLoaded } from '../src/exec/engine.js';
 import { applyIpsets } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
-import { legacyHintFromProc } from '../src/exec/detect.js';
-import type { Family } from '../src/model/rule.js';
 import type { Runner } from '../src/exec/runner.js';
 import type { NetConf } from '../src/node/plugin-config.js';
 import type { CniEnv } from './config.js';
-import { decideEnrollment, POD_ANNOTATIONS_CAPABILITY, type Enrollment } from '../src/node/enrollment.js';
+import { POD_ANNOTATIONS_CAPABILITY, type Enrollment } from '../src/node/enrollment.js';
+import { decidePodEnrollment, podExecOptions } from '../src/node/pod-plan.js';
 import { finish, hostOptions, originOf, type PluginOptions } from '../src/node/options.js';
 import { CniCode, CniError, resultAddresses, type CniVersion } from './spec.js';
 
@@ -60,17 +59,12 @@ export interface Invocation {
   readonly deps: PluginDeps;
 }
 
-const annotationsOf = (conf: NetConf) => conf.runtimeConfig?.[POD_ANNOTATIONS_CAPABILITY];
-
 /** The enrollment decision for this invocation (throws only for a status annotation that is not JSON). */
 export function enrollment(env: CniEnv, conf: NetConf): Enrollment {
-  return decideEnrollment({
-    mode: conf.mode,
-    excludeNamespaces: conf.exclude_namespaces,
+  return decidePodEnrollment(conf, {
     namespace: env.args.get('K8S_POD_NAMESPACE') ?? '',
-    podName: env.args.get('K8S_POD_NAME') ?? '',
-    declaresCapability: conf.capabilities?.[POD_ANNOTATIONS_CAPABILITY] === true,
-    annotations: annotationsOf(conf),
+    name: env.args.get('K8S_POD_NAME') ?? '',
+    annotations: conf.runtimeConfig?.[POD_ANNOTATIONS_CAPABILITY],
   });
 }
 
@@ -82,14 +76,8 @@ export function load(inv: Invocation, opts: PluginOptions) {
   }
 }
 
-/** Always converge (the plugin owns the namespace it sets up); /proc tells about legacy tables of our own
- * (the node's) namespace, and for a pod's only whether the legacy module is loaded at all. */
-export const execOpts = (conf: NetConf, deps: PluginDeps, ownNamespace: boolean) => ({
-  reconcile: true,
-  forceApply: false,
-  forcedBackend: conf.force_iptables_binary,
-  legacyHint: (family: Family) => legacyHintFromProc(family, ownNamespace, (p) => deps.host.readText(p)),
-});
+/** The engine options of every pod's (and the node's) apply: see podExecOptions. */
+export const execOpts = (conf: NetConf, deps: PluginDeps, ownNamespace: boolean) => podExecOptions(conf, deps.host, ownNamespace);
 
 /** Keeps the node's probe ipset in step with this pod's IPs (ambient, `probe_ipset: true`). */
 export async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Promise<void> {

@@ -8,4 +8,4 @@ import { basename } from 'node:path';
 const name = basename(process.argv0);
 const isPlugin = name.startsWith('meshcap-cni') || (process.env['CNI_COMMAND'] !== undefined && name !== 'meshcap' && name !== 'istio-iptables');
 if (isPlugin) require('../cni/main.js');
-else require('./cli/main.js');
+else require('./main.js');

@@ -89,6 +89,9 @@ export function buildProgram(write: { out: (s: string) => void; err: (s: string)
   sub('ambient', 'ambient', "Istio ambient's in-pod redirection to ztunnel (run against the pod's namespace)", AMBIENT_INPUTS);
   // Parsed by src/cli/install-cni.ts (run.ts hands it over before this parser runs); listed here for --help.
   program.command('install-cni').description("install meshcap-cni into the node's CNI chain and keep it there (docs/cni-node.md)").helpOption(false).allowUnknownOption();
+  // The node agent's door (src/agent/, chosen by src/main.ts before this parser runs); listed here for --help.
+  program.command('node-agent').description('install-cni, plus a sweep that keeps every enrolled pod on the node captured; metrics (docs/cni-node.md)').helpOption(false).allowUnknownOption();
+  program.command('node-status').description("every pod sandbox of the node with its capture state, read through the CRI (docs/cni-node.md)").helpOption(false).allowUnknownOption();
   sub('ambient-host', 'ambient-host', "Istio ambient's node-side kubelet probe SNAT rules and ipsets (run against the node's namespace)", AMBIENT_HOST_INPUTS);
   addTraceCommand(program, docsLine('trace-and-verify'), (flags) => {
     chosen = { command: 'trace', flags };

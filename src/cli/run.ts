@@ -12,6 +12,7 @@ import type { Family } from '../model/rule.js';
 import { buildProgram, type ParsedCommand } from './program.js';
 import { loadCommand, type Loaded } from '../commands/load.js';
 import { runCheck } from './checks.js';
+import { selfExecutable } from '../node/self-executable.js';
 
 /** How long a run waits for another meshcap working on the same namespace (as iptables' --wait=30). */
 const LOCK_WAIT_MS = 30_000;
@@ -117,7 +118,7 @@ export function parseArgv(argv: readonly string[], deps: CliDeps): ParsedCommand
 export async function runMeshcap(argv: readonly string[], deps: CliDeps): Promise<number> {
   if (argv[0] === 'install-cni') {
     const { runInstallCni } = await import('./install-cni.js');
-    return runInstallCni(argv.slice(1), { ...deps, selfExecutable: process.versions['bun'] === undefined ? undefined : process.execPath });
+    return runInstallCni(argv.slice(1), { ...deps, selfExecutable: selfExecutable() });
   }
   let log: Logger | undefined;
   try {

@@ -30,19 +30,29 @@ export async function destroyIpsets(runner: Runner, plan: Plan): Promise<void> {
   await ipsetRestore(runner, plan.ipsets.map((s) => `destroy ${s.name}`));
 }
 
+/** The members `ipset save` lists: set, address and (when there is one) the comment. Pure. */
+export function parseIpsetMembers(saved: string): { set: string; ip: string; comment: string | undefined }[] {
+  return saved.split('\n').flatMap((line) => {
+    const m = /^add (\S+) (\S+)(?: comment "([^"]*)")?/.exec(line);
+    return m ? [{ set: m[1] ?? '', ip: m[2] ?? '', comment: m[3] }] : [];
+  });
+}
+
+/** The members of every set on the node (`ipset save`); empty when ipset cannot list (no sets, no module). */
+export async function readIpsetMembers(runner: Runner): Promise<ReturnType<typeof parseIpsetMembers>> {
+  const saved = await runner.run('ipset', ['save']);
+  return saved.exitCode === 0 ? parseIpsetMembers(saved.stdout) : [];
+}
+
 /**
  * CNI GC: removes members of the plan's sets whose comment names an attachment (`<containerID>/<ifname>`)
  * that is not in `valid`. Members without such a comment (added by hand or by `ambient-host`) stay.
  */
 export async function collectIpsetGarbage(runner: Runner, plan: Plan, valid: ReadonlySet<string>): Promise<string[]> {
   const names = new Set(plan.ipsets.map((s) => s.name));
-  const saved = await runner.run('ipset', ['save']);
-  if (saved.exitCode !== 0) return [];
-  const stale: string[] = [];
-  for (const line of saved.stdout.split('\n')) {
-    const m = /^add (\S+) (\S+) comment "([^"]*)"/.exec(line);
-    if (m && names.has(m[1] ?? '') && (m[3] ?? '').includes('/') && !valid.has(m[3] ?? '')) stale.push(`del ${m[1]} ${m[2]}`);
-  }
+  const stale = (await readIpsetMembers(runner))
+    .filter((m) => names.has(m.set) && (m.comment ?? '').includes('/') && !valid.has(m.comment ?? ''))
+    .map((m) => `del ${m.set} ${m.ip}`);
   await ipsetRestore(runner, stale);
   return stale;
 }

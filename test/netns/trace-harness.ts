@@ -111,16 +111,3 @@ export function predictedLanding(f: TraceFlowCase, t: TraceJson): string {
   return t.verdict === 'drop' ? 'ERROR' : `UNKNOWN ${JSON.stringify(t)}`;
 }
 
-/** Runs `fn` over `items` with at most `limit` at once, keeping the order of results. */
-export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}

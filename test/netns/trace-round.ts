@@ -7,8 +7,9 @@
 import { writeFileSync } from 'node:fs';
 import { PodTopology } from '../helpers/topology.js';
 import type { TraceFlowCase } from './trace-configs.js';
+import { mapLimited } from '../../src/exec/limit.js';
 import { drawnSteps, layOutAll } from '../helpers/graph.js';
-import { connectAll, landingOf, mapLimited, predictedLanding, startListeners, traceArgs, traceInProcess, tracePictureInProcess, traceProcess, type TraceJson } from './trace-harness.js';
+import { connectAll, landingOf, predictedLanding, startListeners, traceArgs, traceInProcess, tracePictureInProcess, traceProcess, type TraceJson } from './trace-harness.js';
 
 export interface Row {
   readonly flow: string;

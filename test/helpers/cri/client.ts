@@ -1,15 +1,13 @@
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { callRuntime, connectRuntime, CriError, type RuntimeStub } from '../../../src/cri/channel.js';
 
 /**
  * meshcap's test CRI client: the kubelet side of CRI v1's RuntimeService over containerd's unix socket,
- * with @grpc/grpc-js and the subset of the API in runtime-v1.proto beside this file. Calls reject with
+ * through the product's own channel (src/cri/channel.ts: @grpc/grpc-js and the embedded runtime.v1 subset),
+ * plus the calls only kubelet makes (RunPodSandbox, StopPodSandbox, RemovePodSandbox). Calls reject with
  * `rpc error: code = N (NAME) desc = …` (crictl's spelling), so a test can look for the plugin's message.
  */
 
-const PROTO = join(dirname(fileURLToPath(import.meta.url)), 'runtime-v1.proto');
+export { CriError };
 
 /** A PodSandboxConfig as kubelet sends it (the fields containerd's CNI set-up reads). */
 export interface PodSandboxConfig {
@@ -17,7 +15,7 @@ export interface PodSandboxConfig {
   readonly hostname: string;
   readonly annotations: Readonly<Record<string, string>>;
   readonly labels: Readonly<Record<string, string>>;
-  readonly linux: { readonly cgroup_parent: string; readonly security_context: { readonly namespace_options: { readonly network: 'POD'; readonly pid: 'CONTAINER'; readonly ipc: 'POD' } } };
+  readonly linux: { readonly cgroup_parent: string; readonly security_context: { readonly namespace_options: { readonly network: 'POD' | 'NODE'; readonly pid: 'CONTAINER'; readonly ipc: 'POD' } } };
 }
 
 export interface SandboxStatus {
@@ -29,47 +27,23 @@ export interface SandboxStatus {
   readonly netns: string;
 }
 
-type Callback = (err: grpc.ServiceError | null, res: unknown) => void;
-type Method = (req: unknown, opts: grpc.CallOptions, cb: Callback) => void;
-
-let definition: grpc.GrpcObject | undefined;
-function loadDefinition(): grpc.GrpcObject {
-  definition ??= grpc.loadPackageDefinition(protoLoader.loadSync(PROTO, { keepCase: true, enums: String, longs: String, defaults: true }));
-  return definition;
-}
-
-export class CriError extends Error {
-  constructor(
-    readonly code: number,
-    readonly details: string,
-  ) {
-    super(`rpc error: code = ${code} (${grpc.status[code] ?? 'UNKNOWN'}) desc = ${details}`);
-  }
-}
-
 interface SandboxInfo {
   pid?: number;
   runtimeSpec?: { linux?: { namespaces?: { type?: string; path?: string }[] } };
 }
 
 export class CriClient {
-  private readonly stub: grpc.Client & Record<string, Method>;
+  private readonly stub: RuntimeStub;
 
   constructor(
     socket: string,
     private readonly timeoutMs = 60_000,
   ) {
-    const ns = loadDefinition()['runtime'] as grpc.GrpcObject;
-    const Service = (ns['v1'] as grpc.GrpcObject)['RuntimeService'] as grpc.ServiceClientConstructor;
-    this.stub = new Service(`unix://${socket}`, grpc.credentials.createInsecure()) as grpc.Client & Record<string, Method>;
+    this.stub = connectRuntime(socket);
   }
 
   private call<T>(method: string, req: unknown): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const fn = this.stub[method];
-      if (fn === undefined) return reject(new Error(`no CRI method ${method}`));
-      fn.call(this.stub, req, { deadline: Date.now() + this.timeoutMs }, (err, res) => (err ? reject(new CriError(err.code, err.details)) : resolve(res as T)));
-    });
+    return callRuntime<T>(this.stub, method, req, this.timeoutMs);
   }
 
   version(): Promise<{ runtime_name: string; runtime_version: string; runtime_api_version: string }> {

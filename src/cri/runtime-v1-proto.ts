@@ -1,8 +1,12 @@
-// A subset of the Kubernetes CRI v1 API (k8s.io/cri-api, pkg/apis/runtime/v1/api.proto): only the
-// RuntimeService calls and message fields meshcap's tests send or read. Field numbers and names are the
-// protocol's; everything not listed here is simply unknown to this client (protobuf skips it).
+/**
+ * A subset of the Kubernetes CRI v1 API: k8s.io/cri-api, `pkg/apis/runtime/v1/api.proto` (Apache-2.0, the
+ * Kubernetes Authors), package `runtime.v1`. Only the RuntimeService calls and message fields that meshcap
+ * reads (the node agent, node-status) or its tests send (RunPodSandbox as kubelet does); field names and
+ * numbers are the protocol's, so everything not listed is unknown to this client and skipped by protobuf.
+ * Embedded as text, so the Node bundle and the self-contained executable never read a .proto at run time.
+ */
+export const RUNTIME_V1_PROTO = `
 syntax = "proto3";
-
 package runtime.v1;
 
 service RuntimeService {
@@ -87,12 +91,20 @@ message PodSandboxStatusRequest {
   string pod_sandbox_id = 1;
   bool verbose = 2;
 }
-message PodSandboxNetworkStatus { string ip = 1; }
+message PodIP { string ip = 1; }
+message PodSandboxNetworkStatus {
+  string ip = 1;
+  repeated PodIP additional_ips = 2;
+}
+message Namespace { NamespaceOption options = 2; }
+message LinuxPodSandboxStatus { Namespace namespaces = 1; }
 message PodSandboxStatus {
   string id = 1;
   PodSandboxMetadata metadata = 2;
   PodSandboxState state = 3;
   PodSandboxNetworkStatus network = 5;
+  LinuxPodSandboxStatus linux = 6;
+  map<string, string> labels = 7;
   map<string, string> annotations = 8;
 }
 message PodSandboxStatusResponse {
@@ -100,11 +112,18 @@ message PodSandboxStatusResponse {
   map<string, string> info = 2;
 }
 
-message PodSandboxFilter { string id = 1; }
+message PodSandboxStateValue { PodSandboxState state = 1; }
+message PodSandboxFilter {
+  string id = 1;
+  PodSandboxStateValue state = 2;
+}
 message ListPodSandboxRequest { PodSandboxFilter filter = 1; }
 message PodSandbox {
   string id = 1;
   PodSandboxMetadata metadata = 2;
   PodSandboxState state = 3;
+  map<string, string> labels = 5;
+  map<string, string> annotations = 6;
 }
 message ListPodSandboxResponse { repeated PodSandbox items = 1; }
+`;
