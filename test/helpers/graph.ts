@@ -38,7 +38,9 @@ function readDotJson(doc: DotJson, stderr: string): LaidOut {
   const objects = doc.objects ?? [];
   const nodes = objects.filter((o) => o.nodes === undefined).map((o) => ({ name: o.name, label: o.label ?? '' }));
   const name = (id: number) => objects.find((o) => o._gvid === id)?.name ?? '';
-  const edges = (doc.edges ?? []).map((e) => ({ tail: name(e.tail), head: name(e.head), label: e.label ?? '', tooltip: e.tooltip, class: e.class }));
+  // Graphviz's JSON keeps the entities a DOT string carries (`&amp;`, as meshcap writes a rule's `&`).
+  const text = (s: string | undefined) => s?.replace(/&amp;/g, '&');
+  const edges = (doc.edges ?? []).map((e) => ({ tail: name(e.tail), head: name(e.head), label: text(e.label) ?? '', tooltip: text(e.tooltip), class: e.class }));
   return { nodes, edges, stderr };
 }
 
