@@ -6,7 +6,8 @@ import type { Family } from '../src/model/rule.js';
 import { hasRelativeLogFile, type NetConf } from '../src/node/plugin-config.js';
 import { parseNetConf, type CniEnv } from './config.js';
 import type { Enrollment } from '../src/node/enrollment.js';
-import { enrollment, LOCK_WAIT_MS, makeLogger, print, syncProbeIpset, toCniError, type PluginDeps, type PluginOutput } from './invocation.js';
+import { syncProbeIpset } from './engine-calls.js';
+import { enrollment, LOCK_WAIT_MS, makeLogger, print, toCniError, type PluginDeps, type PluginOutput } from './invocation.js';
 import { ownedRouting, releaseOwned } from './release.js';
 import { LATEST, type CniVersion } from './spec.js';
 

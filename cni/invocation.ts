@@ -1,17 +1,11 @@
 import type { Host } from '../src/config/host.js';
 import { AnnotationError, CommandError, ConfigError, EnvironmentError, LockBusyError, MeshcapError } from '../src/errors.js';
 import { createLogger, type LogSink, type Logger } from '../src/log.js';
-import { loadCommand } from '../src/commands/load.js';
-import { applyLoaded } from '../src/exec/engine.js';
-import { applyIpsets } from '../src/exec/ipsets.js';
-import { withNamespaceLock } from '../src/exec/lock.js';
 import type { Runner } from '../src/exec/runner.js';
 import type { NetConf } from '../src/node/plugin-config.js';
 import type { CniEnv } from './config.js';
-import { POD_ANNOTATIONS_CAPABILITY, type Enrollment } from '../src/node/enrollment.js';
-import { decidePodEnrollment, podExecOptions } from '../src/node/pod-plan.js';
-import { finish, hostOptions, originOf, type PluginOptions } from '../src/node/options.js';
-import { CniCode, CniError, resultAddresses, type CniVersion } from './spec.js';
+import { decidePodEnrollment, POD_ANNOTATIONS_CAPABILITY, type Enrollment } from '../src/node/enrollment.js';
+import { CniCode, CniError, type CniVersion } from './spec.js';
 
 /** What every CNI command shares: the plugin's dependencies, one call's context, errors, logging, the engine's options. */
 
@@ -35,14 +29,14 @@ export const print = (obj: unknown) => `${JSON.stringify(obj, null, 4)}\n`;
 /** How long an ADD/DEL waits for another invocation working on the same namespace. */
 export const LOCK_WAIT_MS = 30_000;
 
-/** Turns an engine error into the CNI error the runtime shows, naming the config field or annotation. */
-export function toCniError(err: unknown, opts?: PluginOptions): CniError {
+/**
+ * Turns an engine error into the CNI error the runtime shows, naming the config field or annotation
+ * (`where`: how the pod's options name the flag a ConfigError names — engine-calls.ts knows the options).
+ */
+export function toCniError(err: unknown, where?: (field: string) => string): CniError {
   if (err instanceof CniError) return err;
   if (err instanceof AnnotationError) return new CniError(CniCode.invalidConfig, err.message);
-  if (err instanceof ConfigError) {
-    const where = opts ? originOf(opts, err.field) : err.field;
-    return new CniError(CniCode.invalidConfig, err.message.replace(err.field, where));
-  }
+  if (err instanceof ConfigError) return new CniError(CniCode.invalidConfig, err.message.replace(err.field, where?.(err.field) ?? err.field));
   if (err instanceof CommandError) {
     const code = err.hint?.includes('xtables lock') ? CniCode.tryAgainLater : CniCode.applyFailed;
     return new CniError(code, err.message, err.stderr.trim() || undefined);
@@ -65,36 +59,6 @@ export function enrollment(env: CniEnv, conf: NetConf): Enrollment {
     namespace: env.args.get('K8S_POD_NAMESPACE') ?? '',
     name: env.args.get('K8S_POD_NAME') ?? '',
     annotations: conf.runtimeConfig?.[POD_ANNOTATIONS_CAPABILITY],
-  });
-}
-
-export function load(inv: Invocation, opts: PluginOptions) {
-  try {
-    return loadCommand(opts.command, opts.flags, {}, inv.deps.host);
-  } catch (err) {
-    throw toCniError(err, opts);
-  }
-}
-
-/** The engine options of every pod's (and the node's) apply: see podExecOptions. */
-export const execOpts = (conf: NetConf, deps: PluginDeps, ownNamespace: boolean) => podExecOptions(conf, deps.host, ownNamespace);
-
-/** Keeps the node's probe ipset in step with this pod's IPs (ambient, `probe_ipset: true`). */
-export async function syncProbeIpset(inv: Invocation, op: 'add' | 'remove'): Promise<void> {
-  const { conf, env, deps } = inv;
-  if (conf.mode !== 'ambient' || !conf.probe_ipset) return;
-  const ips = resultAddresses(conf.prevResult).join(',');
-  const opts = finish(hostOptions(conf), 'ambient-host', conf, undefined);
-  opts.flags[op === 'add' ? 'addPodIp' : 'removePodIp'] = ips;
-  const loaded = load(inv, opts);
-  // Members carry the attachment as comment, so GC can find those whose pod is gone.
-  const plan = { ...loaded.plan, ipsets: loaded.plan.ipsets.map((s) => ({ ...s, add: s.add.map((m) => ({ ...m, comment: `${env.containerId}/${env.ifname}` })) })) };
-  const runner = deps.makeRunner(undefined);
-  // The node's namespace is shared by every pod's ADD: one at a time there too.
-  await withNamespaceLock(undefined, LOCK_WAIT_MS, async () => {
-    // Native nftables changes the set elements in the same transaction as the node's rules.
-    if (op === 'add' || loaded.nft !== undefined) await applyLoaded(runner, { plan, nft: loaded.nft }, execOpts(conf, deps, true), inv.log);
-    else await applyIpsets(runner, plan);
   });
 }
 

@@ -10,7 +10,8 @@ import { withNamespaceLock } from '../exec/lock.js';
 import { countingRunner, type Runner } from '../exec/runner.js';
 import type { Logger } from '../log.js';
 import { originOf } from '../node/options.js';
-import { declaresAnnotations, decidePodEnrollment, podExecOptions, podOptions } from '../node/pod-plan.js';
+import { podExecOptions, podOptions } from '../node/pod-plan.js';
+import { declaresAnnotations, decidePodEnrollment } from '../node/enrollment.js';
 import { judgeBypass } from '../config/bypass-policy.js';
 import type { NetConf } from '../node/plugin-config.js';
 

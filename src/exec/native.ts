@@ -247,6 +247,11 @@ function readHere(libc: Libc): NamespaceProbe {
 }
 
 function probeOther(libc: Libc, path: string): NamespaceProbe {
+  return whileInside(libc, path, () => readHere(libc));
+}
+
+/** Runs `fn` (synchronous) with this thread in the network namespace at `path`; back in its own afterwards, or abort. */
+function whileInside<T>(libc: Libc, path: string, fn: () => T): T {
   const home = openSync('/proc/thread-self/ns/net', 'r');
   try {
     const target = openSync(path, 'r');
@@ -257,14 +262,35 @@ function probeOther(libc: Libc, path: string): NamespaceProbe {
       closeSync(target);
     }
     try {
-      return readHere(libc);
+      return fn();
     } finally {
       if (libc.setns(home, CLONE_NEWNET).result < 0) {
-        process.stderr.write('meshcap: cannot return to its own network namespace after reading a pod\'s; aborting\n');
+        process.stderr.write("meshcap: cannot return to its own network namespace after entering a pod's; aborting\n");
         process.abort();
       }
     }
   } finally {
     closeSync(home);
+  }
+}
+
+/**
+ * Starts a child in the network namespace at `path` without nsenter: `start` (which must fork synchronously,
+ * as child_process.spawn does, from this thread) runs while this thread is inside, so the child is born there.
+ * Undefined when the native calls are unavailable or the namespace cannot be entered (the caller uses nsenter,
+ * which names the problem).
+ */
+export async function startInNetns<T>(path: string, start: () => T): Promise<T | undefined> {
+  const libc = await loadNative();
+  if (libc instanceof Error) return undefined;
+  let started = false;
+  try {
+    return whileInside(libc, path, () => {
+      started = true;
+      return start();
+    });
+  } catch (err) {
+    if (started) throw err;
+    return undefined;
   }
 }

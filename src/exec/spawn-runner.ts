@@ -1,7 +1,7 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams, type StdioOptions } from 'node:child_process';
 import { closeSync } from 'node:fs';
 import { EnvironmentError } from '../errors.js';
-import { findNamespaceOwner, probeNamespace, type NamespaceOwner } from './native.js';
+import { findNamespaceOwner, probeNamespace, startInNetns, type NamespaceOwner } from './native.js';
 import { NOT_FOUND, type RunResult, type Runner } from './runner.js';
 
 /** How one command is started: the file, its argv, and an fd it inherits as its fd 3 (the owning user namespace). */
@@ -9,11 +9,15 @@ interface Launch {
   readonly file: string;
   readonly argv: readonly string[];
   readonly userns?: number;
+  /** Born in this network namespace: the JS thread enters it for the fork (no nsenter); nsenter if that fails. */
+  readonly netns?: string;
 }
 
 /**
- * The production runner: node:child_process directly, optionally inside a network namespace via
- * `nsenter --net=<path>` (which execs the command: no extra process). Measured on the pod start path, execa
+ * The production runner: node:child_process directly, optionally inside a network namespace: the child is
+ * born there — the JS thread enters the namespace (setns, src/exec/native.ts) for the fork and leaves it
+ * again — or, where that cannot be done, through `nsenter --net=<path>` (which execs the command: no extra
+ * process either). Measured on the pod start path, execa
  * cost ~28 ms to load and ~6 ms more per command than a bare spawn — more than the iptables-restore it runs —
  * so it stays in the test harness only. A failing command is a result; only a namespace that cannot be
  * entered throws (EnvironmentError).
@@ -28,12 +32,12 @@ export function createSpawnRunner(netns?: string): Runner {
   let owner: Promise<NamespaceOwner> | undefined;
   const launchFor = async (cmd: string, args: readonly string[], inOwner: boolean): Promise<Launch> => {
     if (netns === undefined) return { file: cmd, argv: args };
-    const plain = { file: 'nsenter', argv: [`--net=${netns}`, '--', cmd, ...args] };
+    const plain = { file: cmd, argv: args, netns };
     if (!inOwner) return plain;
     const o = await (owner ??= ownerOf(netns));
     if (o.kind !== 'foreign') return plain;
     try {
-      return { file: 'nsenter', argv: ['--user=/proc/self/fd/3', `--net=${netns}`, '--', cmd, ...args], userns: o.open() };
+      return { file: 'nsenter', argv: ['--user=/proc/self/fd/3', '--', cmd, ...args], userns: o.open(), netns };
     } catch (err) {
       throw new EnvironmentError(`${netns} belongs to another user namespace (${o.id}, a pod with hostUsers: false) and meshcap cannot enter it: ${(err as Error).message}`);
     }
@@ -46,18 +50,27 @@ export function createSpawnRunner(netns?: string): Runner {
       // up at once never queue on one host-wide lock. The namespace file is readable from the pod's user
       // namespace, where the node's /run/xtables.lock is not.
       const env = { ...process.env, LC_ALL: 'C', ...(netns === undefined ? {} : { XTABLES_LOCKFILE: netns }) };
-      return new Promise<RunResult>((resolve, reject) => {
-        const child = spawn(launch.file, launch.argv, { env, stdio: ['pipe', 'pipe', 'pipe', ...(launch.userns === undefined ? [] : [launch.userns])] }) as ChildProcessWithoutNullStreams;
+      const stdio: StdioOptions = ['pipe', 'pipe', 'pipe', ...(launch.userns === undefined ? [] : [launch.userns])];
+      const start = (file: string, argv: readonly string[]) => spawn(file, argv, { env, stdio }) as ChildProcessWithoutNullStreams;
+      let child: ChildProcessWithoutNullStreams | undefined;
+      try {
+        if (launch.netns !== undefined) child = await startInNetns(launch.netns, () => start(launch.file, launch.argv));
+        // nsenter: where the thread cannot enter (no native calls, or refused) — it names what went wrong.
+        child ??= launch.netns === undefined ? start(launch.file, launch.argv) : start('nsenter', [`--net=${launch.netns}`, '--', launch.file, ...launch.argv]);
+      } finally {
         if (launch.userns !== undefined) closeSync(launch.userns);
+      }
+      const proc = child;
+      return new Promise<RunResult>((resolve, reject) => {
         const out: Buffer[] = [];
         const err: Buffer[] = [];
-        child.stdout.on('data', (d: Buffer) => out.push(d));
-        child.stderr.on('data', (d: Buffer) => err.push(d));
-        child.stdin.on('error', () => undefined);
-        child.on('error', (e: NodeJS.ErrnoException) => {
+        proc.stdout.on('data', (d: Buffer) => out.push(d));
+        proc.stderr.on('data', (d: Buffer) => err.push(d));
+        proc.stdin.on('error', () => undefined);
+        proc.on('error', (e: NodeJS.ErrnoException) => {
           resolve({ exitCode: e.code === 'ENOENT' ? NOT_FOUND : -1, stdout: '', stderr: e.code === 'ENOENT' ? `${launch.file}: command not found` : e.message });
         });
-        child.on('close', (code, signal) => {
+        proc.on('close', (code, signal) => {
           const stderr = Buffer.concat(err).toString('utf8');
           const result = { exitCode: code ?? (signal ? 128 : -1), stdout: Buffer.concat(out).toString('utf8'), stderr };
           if (netns !== undefined && result.exitCode !== 0 && /^nsenter: (reassociate to namespace|cannot open)/m.test(stderr)) {
@@ -67,7 +80,7 @@ export function createSpawnRunner(netns?: string): Runner {
           }
           resolve(result);
         });
-        child.stdin.end(opts.input ?? '');
+        proc.stdin.end(opts.input ?? '');
       });
     },
   };

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import { parseGoBool } from '../config/values.js';
 import { Annotation } from '../config/annotations.js';
 import { ConfigError } from '../errors.js';
+import type { NetConf } from './plugin-config.js';
 
 /**
  * Which pods meshcap-cni touches, from the pod's annotations alone (no API server): the first rule that
@@ -95,4 +96,28 @@ export function decideEnrollment(input: EnrollmentInput): Enrollment {
     return skip(`${why}, so injection cannot be seen`, [`${why}: pod passes through untouched`]);
   }
   return decideSidecar(ann);
+}
+
+/** One pod under meshcap-cni's config, as the CNI plugin (CNI_ARGS, runtimeConfig) and the node agent (the CRI) see it. */
+export interface PodIdentity {
+  /** K8S_POD_NAMESPACE / K8S_POD_NAME ('' when absent). */
+  readonly namespace: string;
+  readonly name: string;
+  /** The pod's annotations as the runtime hands them to the plugin: an object, `null` (none), undefined (not passed). */
+  readonly annotations: Readonly<Record<string, string>> | null | undefined;
+}
+
+/** Whether the network's entry asks the runtime for the pod's annotations. */
+export const declaresAnnotations = (conf: Pick<NetConf, 'capabilities'>) => conf.capabilities?.[POD_ANNOTATIONS_CAPABILITY] === true;
+
+/** The enrollment decision for a pod under this config (throws ConfigError only for a status annotation that is not JSON). */
+export function decidePodEnrollment(conf: Pick<NetConf, 'mode' | 'exclude_namespaces' | 'capabilities'>, pod: PodIdentity): Enrollment {
+  return decideEnrollment({
+    mode: conf.mode,
+    excludeNamespaces: conf.exclude_namespaces,
+    namespace: pod.namespace,
+    podName: pod.name,
+    declaresCapability: declaresAnnotations(conf),
+    annotations: pod.annotations,
+  });
 }

@@ -2,7 +2,6 @@ import type { Host } from '../config/host.js';
 import { legacyHintFromProc } from '../exec/detect.js';
 import type { ExecOptions } from '../exec/apply.js';
 import type { Family } from '../model/rule.js';
-import { decideEnrollment, POD_ANNOTATIONS_CAPABILITY, type Enrollment } from './enrollment.js';
 import { ambientOptions, finish, sidecarOptions, type PluginOptions } from './options.js';
 import type { NetConf } from './plugin-config.js';
 
@@ -11,29 +10,6 @@ import type { NetConf } from './plugin-config.js';
  * CNI_ARGS and runtimeConfig) and the node agent at each sweep (from the CRI). The same enrollment decision,
  * the same options, the same engine options, so a pod the agent repairs gets exactly what ADD gave it.
  */
-
-export interface PodIdentity {
-  /** K8S_POD_NAMESPACE / K8S_POD_NAME ('' when absent). */
-  readonly namespace: string;
-  readonly name: string;
-  /** The pod's annotations as the runtime hands them to the plugin: an object, `null` (none), undefined (not passed). */
-  readonly annotations: Readonly<Record<string, string>> | null | undefined;
-}
-
-/** Whether the network's entry asks the runtime for the pod's annotations. */
-export const declaresAnnotations = (conf: NetConf) => conf.capabilities?.[POD_ANNOTATIONS_CAPABILITY] === true;
-
-/** The enrollment decision for a pod under this config (throws ConfigError only for a status annotation that is not JSON). */
-export function decidePodEnrollment(conf: NetConf, pod: PodIdentity): Enrollment {
-  return decideEnrollment({
-    mode: conf.mode,
-    excludeNamespaces: conf.exclude_namespaces,
-    namespace: pod.namespace,
-    podName: pod.name,
-    declaresCapability: declaresAnnotations(conf),
-    annotations: pod.annotations,
-  });
-}
 
 /** The engine options for an enrolled pod's namespace: its mode's, from the config and the annotations. */
 export function podOptions(conf: NetConf, annotations: Readonly<Record<string, string>>, netns: string | undefined): PluginOptions {

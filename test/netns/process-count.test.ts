@@ -32,9 +32,9 @@ async function traced(argv: readonly string[], opts: { env?: Record<string, stri
   }
 }
 
-const meshcap = (ns: Netns, args: readonly string[]) => {
+const meshcap = (ns: Netns, args: readonly string[], env: Record<string, string> = {}) => {
   const { file, args: pre } = entryCommand();
-  return traced([file, ...pre, ...args, '--netns', ns.path]);
+  return traced([file, ...pre, ...args, '--netns', ns.path], { env });
 };
 
 describe('processes per apply of a fresh pod', () => {
@@ -46,6 +46,20 @@ describe('processes per apply of a fresh pod', () => {
     const r = await meshcap(ns, [...ISTIO_INIT_ARGS, '--ipv6', 'off']);
     expect(r.exitCode).toBe(0);
     expect(r.children).toEqual(['iptables-nft-restore']);
+  });
+
+  it('without the native calls reads with processes (nsenter, the saves) and reaches the same rules', async () => {
+    const fast = await pool.make('mcpcfast');
+    const slow = await pool.make('mcpcslow');
+    const args = [...ISTIO_INIT_ARGS, '--ipv6', 'on'];
+    expect((await meshcap(fast, args)).exitCode).toBe(0);
+    const r = await meshcap(slow, args, { MESHCAP_NATIVE: 'spawn' });
+    expect(r.exitCode).toBe(0);
+    expect(r.children).toEqual(expect.arrayContaining(['iptables-nft-save', 'ip6tables-nft-save', 'iptables-nft-restore', 'ip6tables-nft-restore']));
+    for (const cmd of ['iptables-save', 'ip6tables-save']) {
+      const rules = async (ns: Netns) => (await ns.run(cmd, [])).stdout.split('\n').filter((l) => !l.startsWith('#')).join('\n');
+      expect(await rules(slow)).toBe(await rules(fast));
+    }
   });
 
   it('istio-init inside the pod (no --netns): the one iptables-nft-restore', async () => {

@@ -35,7 +35,7 @@ const edges = files.flatMap((from) => importsOf(from).map((to) => ({ from, to })
 
 describe('the doors over the one engine', () => {
   it('reads the import lines it judges (a scan that found nothing would prove nothing)', () => {
-    expect(edges.some((e) => e.from === 'cni/invocation.ts' && e.to === 'src/commands/load.ts')).toBe(true);
+    expect(edges.some((e) => e.from === 'cni/engine-calls.ts' && e.to === 'src/commands/load.ts')).toBe(true);
     expect(edges.some((e) => e.from === 'src/cli/install-cni.ts' && e.to.startsWith('src/node/install/'))).toBe(true);
   });
 
