@@ -1,4 +1,5 @@
-// Prints the transaction `meshcap --native-nftables` would pipe to `nft -f -` for the argv given (the bare-nft floor).
+// Prints the transaction `meshcap --native-nftables` pipes to `nft -f -` into a fresh pod for the argv given (the
+// bare-nft floor): the probe found none of our tables, so nothing is deleted; pod modes list the chains at the end.
 import { buildProgram } from '../src/cli/program.js';
 import { loadCommand } from '../src/commands/load.js';
 import { nodeHost } from '../src/config/host.js';
@@ -9,4 +10,5 @@ const parsed = buildProgram({ out: () => undefined, err: () => undefined }).pars
 if (parsed === undefined || !('check' in parsed)) throw new Error('give a sidecar, ambient or ambient-host command line');
 const loaded = loadCommand(parsed.command, parsed.flags, process.env, nodeHost);
 if (loaded.nft === undefined) throw new Error('give --native-nftables');
-process.stdout.write(renderNftApply(loaded.nft.mode, loaded.plan, buildNftTables(loaded.plan, loaded.nft)));
+const listChains = loaded.nft.mode === 'ambient-host' ? '' : 'list chains\n';
+process.stdout.write(renderNftApply(loaded.nft.mode, loaded.plan, buildNftTables(loaded.plan, loaded.nft), new Set()) + listChains);
