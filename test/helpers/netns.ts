@@ -34,6 +34,11 @@ export interface Netns {
 export const USERNS_BASE = 200_000;
 
 async function addUsernsNetns(name: string): Promise<void> {
+  // `ip netns add` makes /run/netns a shared bind mount of itself the first time it runs on a machine; a pin
+  // made before that would end up under it, hidden from `ip netns` and never removed. Let ip set it up first.
+  const setup = uniqueName('mcsetup');
+  await execa('ip', ['netns', 'add', setup]);
+  await execa('ip', ['netns', 'del', setup]);
   const holder = execa('unshare', ['--user', '--net', '--', 'sleep', '30'], { reject: false });
   try {
     const pid = holder.pid;
@@ -42,7 +47,6 @@ async function addUsernsNetns(name: string): Promise<void> {
     for (let i = 0; i < 300 && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'sleep'; i++) await new Promise((r) => setTimeout(r, 10));
     writeFileSync(`/proc/${pid}/uid_map`, `0 ${USERNS_BASE} 65536\n`);
     writeFileSync(`/proc/${pid}/gid_map`, `0 ${USERNS_BASE} 65536\n`);
-    await execa('mkdir', ['-p', '/run/netns']);
     await execa('touch', [`/run/netns/${name}`]);
     await execa('mount', ['--bind', `/proc/${pid}/ns/net`, `/run/netns/${name}`]);
   } catch (err) {
