@@ -177,12 +177,6 @@ export async function findNamespaceOwner(path: string): Promise<NamespaceOwner> 
   }
 }
 
-/** Which native layer is in use (for logs and tests): 'bun:ffi', 'koffi', or why neither. */
-export async function describeNative(): Promise<string> {
-  const native = await loadNative();
-  return native instanceof Error ? native.message : native.via;
-}
-
 const CLONE_NEWNET = 0x40000000;
 const AF_NETLINK = 16;
 const SOCK_RAW_CLOEXEC = 3 | 0x80000;
