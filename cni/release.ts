@@ -4,6 +4,7 @@ import { loadCommand } from '../src/commands/load.js';
 import { restore } from '../src/exec/apply.js';
 import { detectWithHints, type LegacyHint } from '../src/exec/detect.js';
 import { removeRouting } from '../src/exec/routes.js';
+import type { NamespaceProbe } from '../src/exec/native.js';
 import type { Runner } from '../src/exec/runner.js';
 import { nftFailure } from '../src/exec/nft-apply.js';
 import { renderNftCleanup } from '../src/render/nft-apply.js';
@@ -55,8 +56,8 @@ async function releaseNftTables(runner: Runner, opts: ReleaseOptions, log: Logge
 }
 
 /** Removes our rules from one family; 'clean' when there was nothing of ours. */
-async function releaseFamily(runner: Runner, family: Family, opts: ReleaseOptions): Promise<'removed' | 'clean'> {
-  const ipt = await detectWithHints(runner, family, await runner.probe?.(), opts.forcedBackend, opts.legacyHint(family));
+async function releaseFamily(runner: Runner, family: Family, probe: NamespaceProbe | undefined, opts: ReleaseOptions): Promise<'removed' | 'clean'> {
+  const ipt = await detectWithHints(runner, family, probe, opts.forcedBackend, opts.legacyHint(family));
   const text = renderEdits(convergeEdits(NOTHING, family, parseSave(ipt.state)));
   if (text === '') return 'clean';
   await restore(runner, ipt, text);
@@ -70,9 +71,11 @@ async function releaseFamily(runner: Runner, family: Family, opts: ReleaseOption
 export async function releaseOwned(runner: Runner, routing: Plan, opts: ReleaseOptions, log: Logger): Promise<Record<Family, string>> {
   const out: Record<Family, string> = { ipv4: 'clean', ipv6: 'clean' };
   await releaseNftTables(runner, opts, log);
-  out.ipv4 = await releaseFamily(runner, 'ipv4', opts);
+  // One read of the namespace serves both families (the state itself changes only by our own restores).
+  const probe = await runner.probe?.();
+  out.ipv4 = await releaseFamily(runner, 'ipv4', probe, opts);
   try {
-    out.ipv6 = await releaseFamily(runner, 'ipv6', opts);
+    out.ipv6 = await releaseFamily(runner, 'ipv6', probe, opts);
   } catch (err) {
     out.ipv6 = 'unreadable';
     log.debug({ err: (err as Error).message }, 'ipv6 rules not readable: nothing of ours there');

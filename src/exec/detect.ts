@@ -88,9 +88,13 @@ const TABLE_NAMES = { ipv4: '/proc/net/ip_tables_names', ipv6: '/proc/net/ip6_ta
  * current namespace (no --netns) an empty file means none here. Either way the legacy save can be skipped.
  */
 export function legacyHintFromProc(family: Family, currentNamespace: boolean, read: (path: string) => string | undefined): LegacyHint {
-  const names = read(TABLE_NAMES[family]);
+  return legacyHintFromNames(read(TABLE_NAMES[family]), currentNamespace);
+}
+
+/** The rule itself, over the file's text (undefined: no such file) and whether it is the target's own. */
+function legacyHintFromNames(names: string | undefined, targetsOwn: boolean): LegacyHint {
   if (names === undefined) return 'no-legacy-module';
-  return currentNamespace && names.trim() === '' ? 'no-legacy-tables' : 'unknown';
+  return targetsOwn && names.trim() === '' ? 'no-legacy-tables' : 'unknown';
 }
 
 /**
@@ -142,15 +146,13 @@ export async function detectIptables(runner: Runner, family: Family, forced?: 'l
 }
 
 /**
- * The hints a namespace probe gives one family: what its /proc says about legacy tables (the same rule as
- * legacyHintFromProc, here for the pod's own /proc/net, read from inside), and whether nf_tables holds no
- * table of this family at all.
+ * The hints a namespace probe gives one family: what the target's own /proc/net says about legacy tables
+ * (legacyHintFromProc's rule, the probe read it from inside), and whether nf_tables holds no table of this
+ * family at all.
  */
 export function hintsFromProbe(probe: NamespaceProbe, family: Family): { legacy: LegacyHint; nftEmpty: boolean } {
-  const names = probe.legacyTables[family];
-  const legacy: LegacyHint = names === undefined ? 'no-legacy-module' : names.trim() === '' ? 'no-legacy-tables' : 'unknown';
   const nftFamily = family === 'ipv4' ? 'ip' : 'ip6';
-  return { legacy, nftEmpty: !probe.nftTables.some((t) => t.family === nftFamily) };
+  return { legacy: legacyHintFromNames(probe.legacyTables[family], true), nftEmpty: !probe.nftTables.some((t) => t.family === nftFamily) };
 }
 
 /** Detects one family's backend with the best hints there are: the probe's when it read the namespace. */

@@ -3,8 +3,8 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } fr
 import { encodeGetTables, parseTableDump, type NftTableName } from '../inspect/nft-netlink.js';
 
 /**
- * The one place that makes the native calls Node and Bun lack: ioctl(2), setns(2) and a netlink socket. Nothing else knows how they
- * are made: in the self-contained executable through Bun's built-in `bun:ffi`, under Node through the koffi
+ * The one place that makes the native calls Node and Bun lack: ioctl(2), setns(2) and a netlink socket.
+ * Nothing else knows how they are made: in the self-contained executable through Bun's built-in `bun:ffi`, under Node through the koffi
  * package; where neither loads, the namespace's owner is still read by a spawned `perl` (Debian's perl-base,
  * whose `ioctl` builtin makes the same call) — enough to refuse such a pod precisely, not to enter it.
  * `MESHCAP_NATIVE=spawn` forces that fallback (the test suites prove both paths).
@@ -28,9 +28,6 @@ interface Libc {
   recv(fd: number, buf: Buffer): CallResult;
 }
 
-interface Loaded extends Libc {
-  readonly via: 'bun:ffi' | 'koffi';
-}
 
 /** glibc's soname at an absolute path (Bun retries a bare name relative to the cwd). */
 const LIBC_PATHS = ['/lib/x86_64-linux-gnu/libc.so.6', '/usr/lib/x86_64-linux-gnu/libc.so.6', '/lib/aarch64-linux-gnu/libc.so.6', '/usr/lib/aarch64-linux-gnu/libc.so.6', '/lib64/libc.so.6', '/usr/lib64/libc.so.6', '/lib/libc.so.6'];
@@ -86,7 +83,7 @@ function wrapLibc(fn: (name: keyof Libc) => Raw, errno: () => number): Libc {
   };
 }
 
-async function loadBunFfi(): Promise<Loaded> {
+async function loadBunFfi(): Promise<Libc> {
   const ffi = await loadModule<BunFfi>('bun:ffi');
   const lib = ffi.dlopen(findLibc(), {
     ioctl: { args: ['i32', 'u64'], returns: 'i32' },
@@ -97,7 +94,7 @@ async function loadBunFfi(): Promise<Loaded> {
     __errno_location: { args: [], returns: 'ptr' },
   });
   const errnoAt = lib.symbols['__errno_location'] as () => unknown;
-  return { via: 'bun:ffi', ...wrapLibc((name) => lib.symbols[name] as Raw, () => ffi.read.i32(errnoAt(), 0)) };
+  return wrapLibc((name) => lib.symbols[name] as Raw, () => ffi.read.i32(errnoAt(), 0));
 }
 
 const KOFFI_SIGNATURES: Record<keyof Libc, string> = {
@@ -108,16 +105,16 @@ const KOFFI_SIGNATURES: Record<keyof Libc, string> = {
   recv: 'intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)',
 };
 
-async function loadKoffi(): Promise<Loaded> {
+async function loadKoffi(): Promise<Libc> {
   const koffi = await loadModule<Koffi>('koffi');
   const lib = koffi.load(findLibc());
-  return { via: 'koffi', ...wrapLibc((name) => lib.func(KOFFI_SIGNATURES[name]) as Raw, () => koffi.errno()) };
+  return wrapLibc((name) => lib.func(KOFFI_SIGNATURES[name]) as Raw, () => koffi.errno());
 }
 
-let loaded: Promise<Loaded | Error> | undefined;
+let loaded: Promise<Libc | Error> | undefined;
 
 /** bun:ffi under Bun, koffi under Node; the reason when neither loads (or MESHCAP_NATIVE=spawn). Loaded once. */
-function loadNative(): Promise<Loaded | Error> {
+function loadNative(): Promise<Libc | Error> {
   loaded ??= (async () => {
     if (process.env['MESHCAP_NATIVE'] === 'spawn') throw new Error('MESHCAP_NATIVE=spawn');
     return process.versions['bun'] !== undefined ? loadBunFfi() : loadKoffi();

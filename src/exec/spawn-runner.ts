@@ -14,16 +14,15 @@ interface Launch {
 }
 
 /**
- * The production runner: node:child_process directly, optionally inside a network namespace: the child is
- * born there — the JS thread enters the namespace (setns, src/exec/native.ts) for the fork and leaves it
- * again — or, where that cannot be done, through `nsenter --net=<path>` (which execs the command: no extra
- * process either). Measured on the pod start path, execa
- * cost ~28 ms to load and ~6 ms more per command than a bare spawn — more than the iptables-restore it runs —
- * so it stays in the test harness only. A failing command is a result; only a namespace that cannot be
- * entered throws (EnvironmentError).
+ * The production runner: the runtime's own spawn (node:child_process under Node, Bun.spawnSync in the
+ * executable; execa cost ~28 ms to load and ~6 ms more per command, so it stays in the test harness),
+ * optionally inside a network namespace: the child is born there — the JS thread enters the namespace
+ * (setns, src/exec/native.ts) for the fork and leaves it again — or, where that cannot be done, through
+ * `nsenter --net=<path>` (which execs the command: no extra process either). A failing command is a result;
+ * only a namespace that cannot be entered throws (EnvironmentError).
  *
  * A namespace owned by another user namespace (Kubernetes `hostUsers: false`): the kernel refuses owner
- * matches written from any user namespace but the owner's, so writes run as `nsenter --user=<owner> --net=…`
+ * matches written from any user namespace but the owner's, so those commands run as `nsenter --user=<owner>`
  * — the owner found from the namespace itself (NS_GET_USERNS, src/exec/native.ts), handed to nsenter as its
  * fd 3. UIDs in the rules then mean the pod's UIDs, as istio-init inside the pod would write them. The owner
  * is looked up once, at the first such command; plain reads never look.

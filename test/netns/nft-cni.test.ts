@@ -1,4 +1,5 @@
 import { execa } from 'execa';
+import { INJECTED_POD, ISTIO_CNI_FLAGS, runCni, type CniCall } from '../helpers/cni.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { netnsPool, requireRoot, type Netns } from '../helpers/netns.js';
 import { nftListing } from '../helpers/nft.js';
@@ -11,21 +12,9 @@ requireRoot();
  * dry-run predicts, CHECK compares nft state, DEL removes the tables; for ambient with `probe_ipset` the
  * node's probe set is kept in step in the same transactions.
  */
-const { file, args } = entryCommand('meshcap-cni');
-/** An injected pod, as containerd passes its annotations (the entry declares the capability). */
-const INJECTED = {
-  capabilities: { 'io.kubernetes.cri.pod-annotations': true },
-  runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { 'sidecar.istio.io/status': JSON.stringify({ containers: ['app', 'istio-proxy'], initContainers: [] }) } },
-};
-const ISTIO_CNI_FLAGS = ['-p', '15001', '-z', '15006', '-u', '1337', '-g', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15020,15021,15090', '-o', '15020', '--ipv6', 'off'];
-
-function cni(command: string, pod: Netns, conf: object, opts: { id?: string; node?: Netns } = {}) {
-  const id = opts.id ?? 'pod0';
-  const env = { CNI_COMMAND: command, CNI_CONTAINERID: id, CNI_NETNS: pod.path, CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni', CNI_ARGS: `K8S_POD_NAMESPACE=default;K8S_POD_NAME=${id}` };
-  const input = JSON.stringify({ cniVersion: '1.0.0', name: 'n', type: 'meshcap-cni', ipv6: 'off', native_nftables: true, ...conf, prevResult: { cniVersion: '1.0.0', ips: [{ address: '198.51.100.2/24' }] } });
-  const argv = opts.node === undefined ? [file, ...args] : ['ip', 'netns', 'exec', opts.node.name, file, ...args];
-  return execa(argv[0] ?? '', argv.slice(1), { reject: false, input, env });
-}
+const INJECTED = INJECTED_POD;
+/** Native mode on every call here. */
+const cni = (command: string, pod: Netns, conf: object, call: CniCall = {}) => runCni(command, pod, { native_nftables: true, ...conf }, call);
 
 describe('meshcap-cni with native_nftables', () => {
   const pool = netnsPool();

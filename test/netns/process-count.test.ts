@@ -5,6 +5,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { probeNamespace } from '../../src/exec/native.js';
 import { netnsPool, requireRoot, type Netns } from '../helpers/netns.js';
+import { cniInvocation, INJECTED_POD } from '../helpers/cni.js';
 import { nftListing } from '../helpers/nft.js';
 import { entryCommand } from '../helpers/paths.js';
 import { ISTIO_INIT_ARGS } from '../helpers/plan.js';
@@ -83,15 +84,8 @@ describe('processes per apply of a fresh pod', () => {
 
   it('meshcap-cni ADD of an injected pod: the one iptables-nft-restore', async () => {
     const ns = await pool.make('mcpccni');
-    const { file, args } = entryCommand('meshcap-cni');
-    const conf = {
-      cniVersion: '1.0.0', name: 'n', type: 'meshcap-cni', ipv6: 'off',
-      capabilities: { 'io.kubernetes.cri.pod-annotations': true },
-      runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { 'sidecar.istio.io/status': JSON.stringify({ containers: ['app', 'istio-proxy'], initContainers: [] }) } },
-      prevResult: { cniVersion: '1.0.0', ips: [{ address: '198.51.100.2/24' }] },
-    };
-    const env = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'pc0', CNI_NETNS: ns.path, CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni', CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=pc0', PATH: process.env['PATH'] ?? '' };
-    const r = await traced([file, ...args], { env, input: JSON.stringify(conf) });
+    const { argv, env, input } = cniInvocation('ADD', ns, INJECTED_POD, { id: 'pc0' });
+    const r = await traced(argv, { env, input });
     expect(r.stdout).not.toContain('"code"');
     expect(r.children).toEqual(['iptables-nft-restore']);
   });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { meshcapIn, saveOf } from '../helpers/meshcap.js';
 import { requireRoot, splitDryRunFamilies, withNetns, type Netns } from '../helpers/netns.js';
+import { INJECTED_POD, ISTIO_CNI_FLAGS, runCni } from '../helpers/cni.js';
 import { nftListing } from '../helpers/nft.js';
 import { entryCommand } from '../helpers/paths.js';
 import { ISTIO_INIT_ARGS } from '../helpers/plan.js';
@@ -202,17 +203,8 @@ describe('a hostUsers: false pod where the native call is unavailable', () => {
 });
 
 /** meshcap-cni from the node, as a runtime calls it for a hostUsers: false pod. */
-const INJECTED = {
-  capabilities: { 'io.kubernetes.cri.pod-annotations': true },
-  runtimeConfig: { 'io.kubernetes.cri.pod-annotations': { 'sidecar.istio.io/status': JSON.stringify({ containers: ['app', 'istio-proxy'], initContainers: [] }) } },
-};
-const ISTIO_CNI_FLAGS = ['-p', '15001', '-z', '15006', '-u', '1337', '-g', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15020,15021,15090', '-o', '15020', '--ipv6', 'off'];
-
-function cni(command: string, ns: Netns, conf: object, env: Record<string, string> = {}) {
-  const { file, args } = entryCommand('meshcap-cni');
-  const input = JSON.stringify({ cniVersion: '1.0.0', name: 'n', type: 'meshcap-cni', ipv6: 'off', ...conf, prevResult: { cniVersion: '1.0.0', ips: [{ address: `${ADDR.podV4}/24` }] } });
-  return execa(file, args, { reject: false, input, env: { CNI_COMMAND: command, CNI_CONTAINERID: 'uspod', CNI_NETNS: ns.path, CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni', CNI_ARGS: 'K8S_POD_NAMESPACE=default;K8S_POD_NAME=uspod', ...env } });
-}
+const INJECTED = INJECTED_POD;
+const cni = (command: string, ns: Netns, conf: object, env: Record<string, string> = {}) => runCni(command, ns, conf, { id: 'uspod', env });
 
 describe('meshcap-cni on a hostUsers: false pod', () => {
   let topo: PodTopology | undefined;
