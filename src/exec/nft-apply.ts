@@ -18,7 +18,7 @@ export interface NftReport {
   /** iptables-nft chains of Istio's found next to our tables (both would act on the same packets). */
   readonly iptablesChains: readonly string[];
   /** `unchanged`: the namespace already held exactly this config, and nothing was written. */
-  readonly action?: 'applied' | 'unchanged' | 'removed';
+  readonly action?: 'applied' | 'unchanged';
 }
 
 /** `list chains` at the end of the same nft run reports the namespace's chains without another process. */
@@ -101,28 +101,24 @@ export async function applyNftPlan(runner: Runner, plan: Plan, opts: NftRenderOp
   const check = opts.mode !== 'ambient-host';
   // The node side's transaction also adds and removes probe set elements: it always runs.
   const before = check || needsRouting(plan) ? await readOwned(runner, opts.mode) : undefined;
-  if (check && before !== undefined && holdsExactly(before, blocks, opts.mode)) {
-    const iptablesChains = findIptablesCaptureChains(before.listing);
-    if (iptablesChains.length > 0) log.warn({ chains: iptablesChains }, 'iptables capture rules are present next to the native nftables tables: both act on the same packets');
-    await applyRouting(runner, plan);
-    return { backend: 'nftables', tables: blocks.map((b) => b.layout.name), iptablesChains, action: 'unchanged' };
-  }
-  const out = await runNft(runner, renderNftApply(opts.mode, plan, blocks, before?.present) + (check ? LIST_CHAINS : ''));
-  const iptablesChains = check ? findIptablesCaptureChains(out) : [];
+  const unchanged = check && before !== undefined && holdsExactly(before, blocks, opts.mode);
+  // The chains listing: the read's when nothing is written, else the end of the transaction's own run.
+  const listing = unchanged ? (before?.listing ?? '') : await runNft(runner, renderNftApply(opts.mode, plan, blocks, before?.present) + (check ? LIST_CHAINS : ''));
+  const iptablesChains = check ? findIptablesCaptureChains(listing) : [];
   if (iptablesChains.length > 0) {
     log.warn({ chains: iptablesChains }, 'iptables capture rules are present next to the native nftables tables: both act on the same packets');
   }
   try {
     await applyRouting(runner, plan);
   } catch (err) {
-    if (before !== undefined) {
+    if (before !== undefined && !unchanged) {
       // One transaction again: our tables as they were before this run (none, if there were none).
       await runNft(runner, `${renderNftCleanup(opts.mode)}${before.text === '' ? '' : `${before.text}\n`}`);
       log.warn({ tables: ownedNftTables(opts.mode) }, 'routing failed: put the nft tables back as they were');
     }
     throw err;
   }
-  return { backend: 'nftables', tables: blocks.map((b) => b.layout.name), iptablesChains, action: 'applied' };
+  return { backend: 'nftables', tables: blocks.map((b) => b.layout.name), iptablesChains, action: unchanged ? 'unchanged' : 'applied' };
 }
 
 /** `--cleanup-only --native-nftables`: deletes exactly the mode's tables (one transaction), then its routing. */
