@@ -2,11 +2,12 @@ import { loadCommand } from '../src/commands/load.js';
 import { applyLoaded } from '../src/exec/engine.js';
 import { applyIpsets } from '../src/exec/ipsets.js';
 import { withNamespaceLock } from '../src/exec/lock.js';
-import { finish, hostOptions, originOf, type PluginOptions } from '../src/node/options.js';
+import { ConfigError } from '../src/errors.js';
+import { finish, hostOptions, messageWithOrigin, type PluginOptions } from '../src/node/options.js';
 import { podExecOptions } from '../src/node/pod-plan.js';
 import type { NetConf } from '../src/node/plugin-config.js';
 import { LOCK_WAIT_MS, toCniError, type Invocation, type PluginDeps } from './invocation.js';
-import { resultAddresses } from './spec.js';
+import { CniCode, CniError, resultAddresses } from './spec.js';
 
 /** The plugin's calls into the engine: a command loaded from the pod's options, the engine's options, the node's probe set. */
 
@@ -14,7 +15,7 @@ export function load(inv: Invocation, opts: PluginOptions) {
   try {
     return loadCommand(opts.command, opts.flags, {}, inv.deps.host);
   } catch (err) {
-    throw toCniError(err, (field) => originOf(opts, field));
+    throw err instanceof ConfigError ? new CniError(CniCode.invalidConfig, messageWithOrigin(err, opts)) : toCniError(err);
   }
 }
 

@@ -29,14 +29,10 @@ export const print = (obj: unknown) => `${JSON.stringify(obj, null, 4)}\n`;
 /** How long an ADD/DEL waits for another invocation working on the same namespace. */
 export const LOCK_WAIT_MS = 30_000;
 
-/**
- * Turns an engine error into the CNI error the runtime shows, naming the config field or annotation
- * (`where`: how the pod's options name the flag a ConfigError names — engine-calls.ts knows the options).
- */
-export function toCniError(err: unknown, where?: (field: string) => string): CniError {
+/** Turns an engine error into the CNI error the runtime shows, naming the config field or annotation. */
+export function toCniError(err: unknown): CniError {
   if (err instanceof CniError) return err;
-  if (err instanceof AnnotationError) return new CniError(CniCode.invalidConfig, err.message);
-  if (err instanceof ConfigError) return new CniError(CniCode.invalidConfig, err.message.replace(err.field, where?.(err.field) ?? err.field));
+  if (err instanceof AnnotationError || err instanceof ConfigError) return new CniError(CniCode.invalidConfig, err.message);
   if (err instanceof CommandError) {
     const code = err.hint?.includes('xtables lock') ? CniCode.tryAgainLater : CniCode.applyFailed;
     return new CniError(code, err.message, err.stderr.trim() || undefined);

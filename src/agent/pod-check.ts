@@ -9,7 +9,7 @@ import { applyLoaded, checkLoaded } from '../exec/engine.js';
 import { withNamespaceLock } from '../exec/lock.js';
 import { countingRunner, type Runner } from '../exec/runner.js';
 import type { Logger } from '../log.js';
-import { originOf } from '../node/options.js';
+import { messageWithOrigin, type PluginOptions } from '../node/options.js';
 import { podExecOptions, podOptions } from '../node/pod-plan.js';
 import { declaresAnnotations, decidePodEnrollment } from '../node/enrollment.js';
 import { judgeBypass } from '../config/bypass-policy.js';
@@ -51,8 +51,8 @@ export interface PodCheckDeps {
 /** A sweep waits this long for an ADD/DEL holding the pod's lock; then the pod is left to the next sweep. */
 const SWEEP_LOCK_WAIT_MS = 10_000;
 
-function describeError(err: unknown, opts?: Parameters<typeof originOf>[0]): string {
-  if (err instanceof ConfigError && opts !== undefined) return err.message.replace(err.field, originOf(opts, err.field));
+function describeError(err: unknown, opts?: PluginOptions): string {
+  if (err instanceof ConfigError && opts !== undefined) return messageWithOrigin(err, opts);
   return err instanceof Error ? err.message : String(err);
 }
 

@@ -5,7 +5,7 @@ import type { CommandName } from '../commands/load.js';
 import { splitList } from '../config/values.js';
 import { Annotation } from '../config/annotations.js';
 import { formatAnnotationRefusal, readPodAnnotations, type AnnotationReading } from '../config/annotation-grammar.js';
-import { AnnotationError } from '../errors.js';
+import { AnnotationError, type ConfigError } from '../errors.js';
 import type { NetConf } from './plugin-config.js';
 
 /** The annotation names live in src/config/annotations.ts (meshcap lint checks the same ones). */
@@ -113,4 +113,9 @@ export function originOf(opts: PluginOptions, field: string): string {
   const tables: Record<CommandName, readonly InputSpec[]> = { sidecar: SIDECAR_INPUTS, ambient: AMBIENT_INPUTS, 'ambient-host': AMBIENT_HOST_INPUTS };
   const spec = tables[opts.command].find((s) => `--${s.long}` === field);
   return (spec && opts.origin.get(spec.key)) ?? field;
+}
+
+/** A ConfigError's message naming the config field or annotation the value came from (CNI error, agent report). */
+export function messageWithOrigin(err: ConfigError, opts: PluginOptions): string {
+  return err.message.replace(err.field, originOf(opts, err.field));
 }
