@@ -40,13 +40,13 @@ const fmt = (x) => x.toFixed(2);
 // (a) + (b)
 const startup = measure([
   { name: 'node -e 0', argv: [NODE, '-e', '0'] },
-  { name: 'node dist/meshcap.mjs -n', argv: [NODE, 'dist/meshcap.mjs', '-n', ...ISTIO_INIT] },
+  { name: 'node dist/meshcap.cjs -n', argv: [NODE, 'dist/meshcap.cjs', '-n', ...ISTIO_INIT] },
   { name: 'dist/bin/meshcap -n', argv: [BIN, '-n', ...ISTIO_INIT] },
 ]);
 const floor = startup['node -e 0'];
-const nodePath = startup['node dist/meshcap.mjs -n'];
+const nodePath = startup['node dist/meshcap.cjs -n'];
 const exe = startup['dist/bin/meshcap -n'];
-rows.push(['(a) `node dist/meshcap.mjs -n` vs `node -e 0`, wall', `${nodePath.wall_ms.toFixed(1)} / ${floor.wall_ms.toFixed(1)} ms`, fmt(ratio(nodePath.wall_ms, floor.wall_ms)), '≤ 1.15']);
+rows.push(['(a) `node dist/meshcap.cjs -n` vs `node -e 0`, wall', `${nodePath.wall_ms.toFixed(1)} / ${floor.wall_ms.toFixed(1)} ms`, fmt(ratio(nodePath.wall_ms, floor.wall_ms)), '≤ 1.15']);
 rows.push(['(a) same, peak RSS', `${(nodePath.rss_kib / 1024).toFixed(1)} / ${(floor.rss_kib / 1024).toFixed(1)} MiB`, fmt(ratio(nodePath.rss_kib, floor.rss_kib)), '≤ 1.3']);
 rows.push(['(b) `dist/bin/meshcap -n` vs `node -e 0`, wall', `${exe.wall_ms.toFixed(1)} / ${floor.wall_ms.toFixed(1)} ms`, fmt(ratio(exe.wall_ms, floor.wall_ms)), '≤ 0.8']);
 rows.push(['(b) same, peak RSS', `${(exe.rss_kib / 1024).toFixed(1)} / ${(floor.rss_kib / 1024).toFixed(1)} MiB`, fmt(ratio(exe.rss_kib, floor.rss_kib)), 'reported']);

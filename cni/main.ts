@@ -1,21 +1,14 @@
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import type { Runner } from '../src/exec/runner.js';
-import { fdSink, stdinIsTerminal } from '../src/fd-sink.js';
-import { versionReply } from './spec.js';
+import { fdSink, readStdin } from '../src/fd-sink.js';
+import { answerVersion } from './version.js';
 
 /**
  * The `meshcap-cni` executable: a chained CNI plugin. The only place that ends the process (no top-level
- * await: bytecode builds are CJS). A runtime asks VERSION several times per pod: it is answered here, from
- * the pure spec module, before the handler's graph (zod, pino, the engine) is loaded at all. Output goes
- * straight to fds 1 and 2 (src/fd-sink.ts), never through the process's stream objects.
+ * await: bytecode builds are CJS). VERSION is answered first (cni/version.ts), before the handler's graph
+ * (zod, pino, the engine) is loaded at all. Output goes straight to fds 1 and 2 (src/fd-sink.ts), never
+ * through the process's stream objects.
  */
-function readStdin(): string {
-  try {
-    return readFileSync(0, 'utf8');
-  } catch {
-    return '';
-  }
-}
 
 /** The spawning runner is loaded on the first command run, so a pass-through ADD never loads it. */
 const lazyRunner = (netns: string | undefined): Runner => {
@@ -34,9 +27,7 @@ const lazyRunner = (netns: string | undefined): Runner => {
 const stdout = fdSink(1);
 const stderr = fdSink(2);
 
-if (process.env['CNI_COMMAND'] === 'VERSION') {
-  stdout.write(versionReply(stdinIsTerminal() ? '' : readStdin()));
-} else {
+if (!answerVersion()) {
   const stdin = readStdin();
   void Promise.all([import('./handler.js'), import('../src/config/host.js')])
     .then(([{ handlePlugin }, { nodeHost }]) =>

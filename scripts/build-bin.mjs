@@ -1,14 +1,32 @@
-// Self-contained executables for linux-x64 (no Node needed on the host): `bun build --compile` with
-// bytecode, chosen by measurement (README "Self-contained executables"). One binary serves both programs;
-// dist/bin/meshcap-cni is a hard link to it (it dispatches on the name it is started under).
-import { execFileSync } from 'node:child_process';
+// Self-contained executables for linux-x64 (no Node needed on the host): Bun's compiler with bytecode,
+// chosen by measurement (docs/performance.md). Runs under Bun (`npm run build:bin`), for Bun.build's
+// plugins: the same stubs as the Node bundles (scripts/stubs.mjs).
+//
+// One binary serves both programs (dist/bin/meshcap-cni is a hard link; src/bin.ts dispatches on the name).
+// Each program is an entry of its own inside it — src/bin.ts (the dispatcher), cni/main.ts, src/main.ts —
+// because Bun's start-up grows with the size of the entry it runs: VERSION runs only the dispatcher and a
+// plugin call never loads the CLI's graph.
 import { linkSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { stubPlugin } from './stubs.mjs';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 
 mkdirSync('dist/bin', { recursive: true });
-execFileSync('node_modules/.bin/bun', ['build', '--compile', '--bytecode', '--minify', '--target=bun-linux-x64', '--external=koffi', `--define=__MESHCAP_VERSION__=${JSON.stringify(version)}`, 'src/bin.ts', '--outfile', 'dist/bin/meshcap'], {
-  stdio: ['ignore', 'ignore', 'inherit'],
+const result = await Bun.build({
+  entrypoints: ['src/bin.ts', 'cni/main.ts', 'src/main.ts'],
+  compile: { target: 'bun-linux-x64', outfile: 'dist/bin/meshcap' },
+  bytecode: true,
+  minify: true,
+  format: 'cjs',
+  // Native calls (src/exec/native.ts) use Bun's own bun:ffi here; koffi is for the Node build only.
+  external: ['koffi'],
+  define: { __MESHCAP_VERSION__: JSON.stringify(version) },
+  plugins: [stubPlugin],
+  throw: false,
 });
+if (!result.success) {
+  for (const log of result.logs) console.error(String(log));
+  process.exit(1);
+}
 rmSync('dist/bin/meshcap-cni', { force: true });
 linkSync('dist/bin/meshcap', 'dist/bin/meshcap-cni');

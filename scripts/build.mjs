@@ -1,27 +1,17 @@
-// Builds the Node entry points so start-up stays close to bare `node`: each bin is a tiny ESM loader that
+// Builds the Node entry points so start-up stays close to bare `node`: each bin is a tiny CommonJS loader that
 // runs one CommonJS bundle through V8's code cache (made here by one representative run); dependency code
-// meshcap never calls at run time is replaced by stubs.
+// meshcap never calls at run time is replaced by stubs (scripts/stubs.mjs).
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { build } from 'esbuild';
+import { stubPlugin } from './stubs.mjs';
 
 const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 
 const entries = [
   { in: 'src/main.ts', out: 'meshcap', warm: { args: ['-n', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--ipv6', 'off'], env: {} } },
   { in: 'cni/main.ts', out: 'meshcap-cni', warm: { args: [], env: { CNI_COMMAND: 'VERSION' } } },
-];
-
-/**
- * Stubs for modules that dependencies load at import time but meshcap never uses: pino's worker-thread
- * transports (meshcap logs synchronously to stderr) and commander's child_process (for executable
- * subcommands, which meshcap has none of). Each costs start-up on every pod.
- */
-const STUBS = [
-  { importer: /node_modules[\\/]pino[\\/]/, path: /^\.\/(lib\/)?transport(\.js)?$/, contents: 'module.exports = () => { throw new Error("pino transports are not bundled in meshcap"); };' },
-  { importer: /node_modules[\\/]pino[\\/]/, path: /^worker_threads$/, contents: 'module.exports = { isMainThread: true };' },
-  { importer: /node_modules[\\/]commander[\\/]/, path: /^node:child_process$/, contents: 'module.exports = {};' },
 ];
 
 /**
@@ -33,17 +23,6 @@ const agentSplit = {
   name: 'meshcap-agent-split',
   setup(b) {
     b.onResolve({ filter: /^\.\/agent\/run\.js$/ }, (args) => (args.importer.endsWith('src/main.ts') ? { path: './meshcap-agent.cjs', external: true } : undefined));
-  },
-};
-
-const stubPlugin = {
-  name: 'meshcap-stubs',
-  setup(b) {
-    b.onResolve({ filter: /.*/ }, (args) => {
-      const stub = STUBS.findIndex((s) => s.path.test(args.path) && s.importer.test(args.importer));
-      return stub < 0 ? undefined : { path: `stub-${stub}`, namespace: 'meshcap-stub' };
-    });
-    b.onLoad({ filter: /.*/, namespace: 'meshcap-stub' }, (args) => ({ contents: STUBS[Number(args.path.slice(5))].contents, loader: 'js' }));
   },
 };
 
@@ -80,9 +59,9 @@ await build({
   logLevel: 'warning',
 });
 
-const loader = readFileSync('scripts/loader.mjs', 'utf8');
+const loader = readFileSync('scripts/loader.cjs', 'utf8');
 for (const e of entries) {
-  const bin = `dist/${e.out}.mjs`;
+  const bin = `dist/${e.out}.cjs`;
   writeFileSync(bin, loader.replace('__NAME__', e.out));
   chmodSync(bin, 0o755);
   // One representative run (a dry-run; VERSION for the plugin) leaves the code cache next to the bundle.

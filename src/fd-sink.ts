@@ -1,4 +1,4 @@
-import { fstatSync, writeSync } from 'node:fs';
+import { fstatSync, readFileSync, writeSync } from 'node:fs';
 import type { LogSink } from './log.js';
 
 /**
@@ -38,5 +38,14 @@ export function stdinIsTerminal(): boolean {
     return fstatSync(0).isCharacterDevice();
   } catch {
     return false;
+  }
+}
+
+/** All of stdin as text ('' when it cannot be read), without building process.stdin. */
+export function readStdin(): string {
+  try {
+    return readFileSync(0, 'utf8');
+  } catch {
+    return '';
   }
 }

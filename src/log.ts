@@ -1,4 +1,5 @@
 import { pino, type Level, type Logger } from 'pino';
+import { fdSink } from './fd-sink.js';
 
 export type { Logger } from 'pino';
 export type LogFormat = 'json' | 'pretty';
@@ -30,9 +31,12 @@ function prettySink(out: LogSink): LogSink {
   };
 }
 
-/** The one logger of a process: JSON lines on stderr (or `sink`), or a readable line each with `pretty`. */
+/**
+ * The one logger of a process: JSON lines on stderr (or `sink`), or a readable line each with `pretty`.
+ * Always through a sink of meshcap's own (src/fd-sink.ts): pino's destination writer is not bundled.
+ */
 export function createLogger(opts: { level: LogLevel; format: LogFormat; sink?: LogSink; name?: string }): Logger {
-  const sink = opts.sink ?? pino.destination({ fd: 2, sync: true });
+  const sink = opts.sink ?? fdSink(2);
   return pino(
     { level: opts.level, name: opts.name ?? 'meshcap', base: null, timestamp: pino.stdTimeFunctions.isoTime },
     opts.format === 'pretty' ? prettySink(sink) : sink,

@@ -36,7 +36,7 @@ describe('--run-validation', () => {
   const validate = (uid: number, extra: readonly string[]) =>
     execa(
       'ip',
-      ['netns', 'exec', ns!.name, 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...(IMPL === 'bin' ? [join(bundleDir, 'bin', 'meshcap')] : [process.execPath, join(bundleDir, 'meshcap.mjs')]), '--run-validation', '--skip-rule-apply', ...extra],
+      ['netns', 'exec', ns!.name, 'setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...(IMPL === 'bin' ? [join(bundleDir, 'bin', 'meshcap')] : [process.execPath, join(bundleDir, 'meshcap.cjs')]), '--run-validation', '--skip-rule-apply', ...extra],
       { reject: false },
     );
 

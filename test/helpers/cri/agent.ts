@@ -12,7 +12,7 @@ import type { PrivateContainerd } from './containerd.js';
 
 export const meshcap = entryCommand('meshcap');
 
-/** Under the Node build the plugin to install is a script running dist/meshcap-cni.mjs; the executable installs itself. */
+/** Under the Node build the plugin to install is a script running dist/meshcap-cni.cjs; the executable installs itself. */
 export function pluginBinaryArgs(dir: string): string[] {
   if (IMPL === 'bin') return [];
   const { file, args } = entryCommand('meshcap-cni');

@@ -139,7 +139,7 @@ describe('the Node build carries Graphviz beside the bundle', () => {
     const copy = join(dir, 'dist');
     cpSync(join(REPO_ROOT, 'dist'), copy, { recursive: true, filter: (src) => !src.includes(`${join('dist', 'bin')}`) });
     rmSync(join(copy, 'lib', 'viz.cjs'));
-    const run = (args: readonly string[]) => execa(process.execPath, [join(copy, 'meshcap.mjs'), ...args], { reject: false });
+    const run = (args: readonly string[]) => execa(process.execPath, [join(copy, 'meshcap.cjs'), ...args], { reject: false });
     const dry = await run(['-n', ...ISTIO_INIT_ARGS, '--ipv6', 'off']);
     expect(dry.exitCode).toBe(0);
     expect(dry.stdout).toContain('-A ISTIO_REDIRECT -p tcp -j REDIRECT --to-ports 15001');
