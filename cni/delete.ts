@@ -4,12 +4,13 @@ import { withNamespaceLock } from '../src/exec/lock.js';
 import { legacyHintFromProc } from '../src/exec/detect.js';
 import type { Family } from '../src/model/rule.js';
 import { hasRelativeLogFile, type NetConf } from '../src/node/plugin-config.js';
-import { parseNetConf, type CniEnv } from './config.js';
+import type { CniEnv } from './env.js';
+import { parseNetConf } from './config.js';
 import type { Enrollment } from '../src/node/enrollment.js';
 import { syncProbeIpset } from './engine-calls.js';
-import { enrollment, LOCK_WAIT_MS, makeLogger, print, toCniError, type PluginDeps, type PluginOutput } from './invocation.js';
+import { enrollment, LOCK_WAIT_MS, makeLogger, toCniError, type PluginDeps, type PluginOutput } from './invocation.js';
 import { ownedRouting, releaseOwned } from './release.js';
-import { LATEST, type CniVersion } from './spec.js';
+import { LATEST, print, type CniVersion } from './spec.js';
 
 /** nsfs gives every namespace the same device: a path that is not on it is not (or no longer) a namespace. */
 function isNamespace(path: string): boolean {

@@ -1,9 +1,10 @@
 import type { Logger } from '../src/log.js';
 import type { Enrollment } from '../src/node/enrollment.js';
 import { hasRelativeLogFile } from '../src/node/plugin-config.js';
-import { parseCniEnv, parseNetConf } from './config.js';
-import { enrollment, makeLogger, print, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
-import { CniCode, CniError, convertResult, LATEST, versionReply } from './spec.js';
+import { parseNetConf } from './config.js';
+import { parseCniEnv } from './env.js';
+import { enrollment, makeLogger, toCniError, type Invocation, type PluginDeps, type PluginOutput } from './invocation.js';
+import { CniCode, CniError, convertResult, LATEST, print, versionReply } from './spec.js';
 
 export type { PluginDeps, PluginOutput } from './invocation.js';
 
@@ -42,6 +43,8 @@ export async function handlePlugin(deps: PluginDeps): Promise<PluginOutput> {
     const conf = parseNetConf(deps.stdin);
     version = conf.cniVersion;
     if (hasRelativeLogFile(conf)) throw new CniError(CniCode.invalidConfig, `invalid config field "log_file": must be an absolute path`);
+    // An accepted entry lets the next pass-through skip this validation (cni/pass-through.ts).
+    if (env.command === 'ADD') deps.rememberConfig?.(deps.stdin, conf);
     const inv: Invocation = { env, conf, log: makeLogger(conf, deps).child({ command: env.command, container: env.containerId || undefined }), deps };
     try {
       if (env.command === 'ADD') return { stdout: await add(inv), exitCode: 0 };

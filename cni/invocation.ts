@@ -3,7 +3,7 @@ import { AnnotationError, CommandError, ConfigError, EnvironmentError, LockBusyE
 import { createLogger, type LogSink, type Logger } from '../src/log.js';
 import type { Runner } from '../src/exec/runner.js';
 import type { NetConf } from '../src/node/plugin-config.js';
-import type { CniEnv } from './config.js';
+import type { CniEnv } from './env.js';
 import { decidePodEnrollment, POD_ANNOTATIONS_CAPABILITY, type Enrollment } from '../src/node/enrollment.js';
 import { CniCode, CniError, type CniVersion } from './spec.js';
 
@@ -18,6 +18,8 @@ export interface PluginDeps {
   readonly makeRunner: (netns: string | undefined) => Runner;
   /** Appends a log line to the configured log_file. */
   readonly appendLog?: (path: string, line: string) => void;
+  /** Keeps an ADD's accepted config (stdin, the schema's output) for the fast path (cni/config-memo.ts). */
+  readonly rememberConfig?: (stdin: string, conf: Readonly<Record<string, unknown>>) => void;
 }
 
 export interface PluginOutput {
@@ -25,7 +27,6 @@ export interface PluginOutput {
   readonly exitCode: number;
 }
 
-export const print = (obj: unknown) => `${JSON.stringify(obj, null, 4)}\n`;
 /** How long an ADD/DEL waits for another invocation working on the same namespace. */
 export const LOCK_WAIT_MS = 30_000;
 

@@ -1,53 +1,10 @@
-import { appendFileSync } from 'node:fs';
-import type { Runner } from '../src/exec/runner.js';
-import { fdSink, readStdin } from '../src/fd-sink.js';
-import { answerVersion } from './version.js';
+import { answerFront } from './front.js';
+import { runPlugin } from './plugin.js';
 
 /**
- * The `meshcap-cni` executable: a chained CNI plugin. The only place that ends the process (no top-level
- * await: bytecode builds are CJS). VERSION is answered first (cni/version.ts), before the handler's graph
- * (zod, pino, the engine) is loaded at all. Output goes straight to fds 1 and 2 (src/fd-sink.ts), never
- * through the process's stream objects.
+ * The `meshcap-cni` program of the Node build: a chained CNI plugin. What cni/front.ts answers (VERSION, a
+ * pass-through of a validated entry) never loads the rest; every other call runs the full path. (No
+ * top-level await: bytecode builds are CJS. The executable starts at src/bin.ts instead.)
  */
-
-/** The spawning runner is loaded on the first command run, so a pass-through ADD never loads it. */
-const lazyRunner = (netns: string | undefined): Runner => {
-  let inner: Promise<Runner> | undefined;
-  const load = () => (inner ??= import('../src/exec/spawn-runner.js').then((m) => m.createSpawnRunner(netns)));
-  return {
-    async run(cmd, args, opts) {
-      return (await load()).run(cmd, args, opts);
-    },
-    async probe() {
-      return (await load()).probe?.();
-    },
-  };
-};
-
-const stdout = fdSink(1);
-const stderr = fdSink(2);
-
-if (!answerVersion()) {
-  const stdin = readStdin();
-  void Promise.all([import('./handler.js'), import('../src/config/host.js')])
-    .then(([{ handlePlugin }, { nodeHost }]) =>
-      handlePlugin({
-        env: process.env,
-        stdin,
-        host: nodeHost,
-        stderr,
-        makeRunner: lazyRunner,
-        appendLog: (path, line) => {
-          try {
-            appendFileSync(path, line);
-          } catch {
-            // A log file that cannot be written must never fail the pod.
-          }
-        },
-      }),
-    )
-    .then((out) => {
-      stdout.write(out.stdout);
-      process.exitCode = out.exitCode;
-    });
-}
+const front = answerFront();
+if (!front.answered) runPlugin(front.stdin);

@@ -77,6 +77,9 @@ export function resultAddresses(result: Json | undefined): string[] {
   return ips.flatMap((ip) => (isObject(ip) && typeof ip['address'] === 'string' ? [ip['address'].split('/')[0] ?? ''] : [])).filter(Boolean);
 }
 
+/** A CNI result or error as the plugin prints it on stdout. */
+export const print = (obj: unknown) => `${JSON.stringify(obj, null, 4)}\n`;
+
 /** VERSION's answer: the versions meshcap speaks, under the version asked for when it is one of them. */
 export function versionReply(stdin: string): string {
   let requested: unknown;

@@ -3,9 +3,9 @@
 // plugins: the same stubs as the Node bundles (scripts/stubs.mjs).
 //
 // One binary serves both programs (dist/bin/meshcap-cni is a hard link; src/bin.ts dispatches on the name).
-// Each program is an entry of its own inside it — src/bin.ts (the dispatcher), cni/main.ts, src/main.ts —
-// because Bun's start-up grows with the size of the entry it runs: VERSION runs only the dispatcher and a
-// plugin call never loads the CLI's graph.
+// Each program is an entry of its own inside it — src/bin.ts (the dispatcher, with the plugin's front,
+// cni/front.ts), cni/plugin.ts and src/main.ts — because Bun's start-up grows with the size of the entry
+// it runs: VERSION and a pass-through run only the dispatcher, and a plugin call never loads the CLI's.
 import { linkSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { stubPlugin } from './stubs.mjs';
 
@@ -13,7 +13,7 @@ const { version } = JSON.parse(readFileSync('package.json', 'utf8'));
 
 mkdirSync('dist/bin', { recursive: true });
 const result = await Bun.build({
-  entrypoints: ['src/bin.ts', 'cni/main.ts', 'src/main.ts'],
+  entrypoints: ['src/bin.ts', 'cni/plugin.ts', 'src/main.ts'],
   compile: { target: 'bun-linux-x64', outfile: 'dist/bin/meshcap' },
   bytecode: true,
   minify: true,

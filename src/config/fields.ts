@@ -1,5 +1,19 @@
 import type { Parsed } from '../model/cidr.js';
-import { fromParser, parseEnum, parseGoBool, parsePath, parsePort } from './values.js';
+import * as z from 'zod/mini';
+import { parseEnum, parseGoBool, parsePath, parsePort } from './values.js';
+
+/** Lifts a pure string parser into a zod schema whose failure message is the parser's reason. */
+export function fromParser<T>(parse: (s: string) => Parsed<T>) {
+  return z.pipe(
+    z.string(),
+    z.transform((s: string, ctx): T => {
+      const r = parse(s);
+      if (r.ok) return r.value;
+      ctx.issues.push({ code: 'custom', message: r.reason, input: s });
+      return z.NEVER;
+    }),
+  );
+}
 
 /** zod fields shared by every command's schema. */
 export const bool = fromParser(parseGoBool);

@@ -1,15 +1,18 @@
 import * as z from 'zod/mini';
-import { isLoopbackCidr, parseCidr, type Cidr } from '../model/cidr.js';
+import { isLoopbackCidr, parseCidr, parseHostAddress, type Cidr } from '../model/cidr.js';
 import type { OwnerId } from '../model/rule.js';
 import {
-  fromParser, parseAddressList, parseCidrList, parseCidrsOrAll, parseDuration, parseIdList,
+  parseDuration, parseEach, parseIdList,
   parseInterfaceList, parseMark, parseOwnerGroupList, parseOwnerGroupsOrAll, parsePath, parsePortList,
   parsePortsOrAll, parseRouteTable,
 } from './values.js';
-import { bool, dryRunFormat, forceIptablesBinary, ipv6Mode, logFormat, logOutputLevel, optionalPath, port } from './fields.js';
+import { bool, dryRunFormat, forceIptablesBinary, fromParser, ipv6Mode, logFormat, logOutputLevel, optionalPath, port } from './fields.js';
 import type { Parsed } from '../model/cidr.js';
 import { Mark } from '../model/names.js';
 
+const parseCidrList = (s: string) => parseEach(s, parseCidr);
+const parseCidrsOrAll = (s: string): Parsed<'*' | Cidr[]> => (s === '*' ? { ok: true, value: '*' } : parseCidrList(s));
+const parseAddressList = (s: string) => parseEach(s, parseHostAddress);
 
 function parseLoopbackCidr(s: string): Parsed<Cidr> {
   const r = parseCidr(s);

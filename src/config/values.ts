@@ -1,27 +1,15 @@
-import * as z from 'zod/mini';
-import { parseCidr, parseHostAddress, type Cidr, type Parsed } from '../model/cidr.js';
+import type { Parsed } from '../model/cidr.js';
 import type { OwnerId } from '../model/rule.js';
 
 /**
- * zod field types for raw string inputs (flags, env vars, CNI fields, annotations). Each one turns a
- * string into a typed value or fails with a reason; nothing that fails here can reach the restore text.
+ * Parsers for raw string inputs (flags, env vars, CNI fields, annotations). Each one turns a string into a
+ * typed value or fails with a reason; nothing that fails here can reach the restore text. Pure, and free of
+ * zod and ipaddr.js (src/config/fields.ts lifts these into schemas; the address lists live with the
+ * schema, src/config/schema.ts), so the plugin's fast path (cni/front.ts) loads neither.
  */
 
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 const fail = <T>(reason: string): Parsed<T> => ({ ok: false, reason });
-
-/** Lifts a pure string parser into a zod schema whose failure message is the parser's reason. */
-export function fromParser<T>(parse: (s: string) => Parsed<T>) {
-  return z.pipe(
-    z.string(),
-    z.transform((s: string, ctx): T => {
-      const r = parse(s);
-      if (r.ok) return r.value;
-      ctx.issues.push({ code: 'custom', message: r.reason, input: s });
-      return z.NEVER;
-    }),
-  );
-}
 
 const DECIMAL = /^(0|[1-9][0-9]*)$/;
 
@@ -53,7 +41,7 @@ export function trimBlanks(s: string): string {
  * items into iptables-restore text, whose tokenizer drops the spaces around a port or an interface name — so
  * " 80" works there and works here; a CIDR with a space fails Go's ParsePrefix there and fails here.
  */
-function parseEach<T>(s: string, parse: (item: string) => Parsed<T>, max = Infinity, trim = false): Parsed<T[]> {
+export function parseEach<T>(s: string, parse: (item: string) => Parsed<T>, max = Infinity, trim = false): Parsed<T[]> {
   const items = splitList(s).map((item) => (trim ? trimBlanks(item) : item));
   if (items.length > max) return fail(`at most ${max} entries are allowed, got ${items.length}`);
   const out: T[] = [];
@@ -70,12 +58,6 @@ export const parsePortList = (s: string) => parseEach(s, parseListPort, Infinity
 /** `*` (all ports) or a port list; `""` is an empty list (no capture). */
 export function parsePortsOrAll(s: string): Parsed<'*' | number[]> {
   return s === '*' ? ok('*') : parsePortList(s);
-}
-
-export const parseCidrList = (s: string) => parseEach(s, parseCidr);
-
-export function parseCidrsOrAll(s: string): Parsed<'*' | Cidr[]> {
-  return s === '*' ? ok('*') : parseCidrList(s);
 }
 
 /**
@@ -160,4 +142,3 @@ export function parseEnum<T extends string>(values: readonly T[]) {
     (values as readonly string[]).includes(s) ? ok(s as T) : fail(`must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`);
 }
 
-export const parseAddressList = (s: string) => parseEach(s, parseHostAddress);

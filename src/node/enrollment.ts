@@ -1,4 +1,3 @@
-import * as z from 'zod/mini';
 import { parseGoBool } from '../config/values.js';
 import { Annotation } from '../config/annotations.js';
 import { ConfigError } from '../errors.js';
@@ -30,12 +29,14 @@ export type Enrollment =
   | { readonly enrolled: true; readonly reason: string; readonly annotations: Readonly<Record<string, string>>; readonly warnings: readonly string[] }
   | { readonly enrolled: false; readonly reason: string; readonly warnings: readonly string[] };
 
-const statusSchema = z.looseObject({
-  initContainers: z.optional(z.nullable(z.array(z.string()))),
-  containers: z.optional(z.nullable(z.array(z.string()))),
-});
+/** A list of container names as the injector writes it; absent or null means none. */
+const isNameList = (v: unknown): v is readonly string[] | null | undefined => v === undefined || v === null || (Array.isArray(v) && v.every((n) => typeof n === 'string'));
 
-/** The container names the injector recorded in `sidecar.istio.io/status`; a value that is not such a JSON object fails ADD. */
+/**
+ * The container names the injector recorded in `sidecar.istio.io/status`; a value that is not such a JSON
+ * object fails ADD. Checked by hand, not by a zod schema: the plugin's fast path (cni/front.ts) decides with
+ * this module before zod is loaded, and the shape is two optional lists.
+ */
 export function parseInjectionStatus(value: string): Set<string> {
   let json: unknown;
   try {
@@ -43,11 +44,13 @@ export function parseInjectionStatus(value: string): Set<string> {
   } catch {
     json = undefined;
   }
-  const r = statusSchema.safeParse(json);
-  if (typeof json !== 'object' || json === null || Array.isArray(json) || !r.success) {
+  const status = typeof json === 'object' && json !== null && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+  const init = status?.['initContainers'];
+  const containers = status?.['containers'];
+  if (status === undefined || !isNameList(init) || !isNameList(containers)) {
     throw new ConfigError(`annotation ${Annotation.status}`, value.slice(0, 120), 'must be a JSON object with "containers" and "initContainers" lists of names');
   }
-  return new Set([...(r.data.initContainers ?? []), ...(r.data.containers ?? [])]);
+  return new Set([...(init ?? []), ...(containers ?? [])]);
 }
 
 const skip = (reason: string, warnings: string[] = []): Enrollment => ({ enrolled: false, reason, warnings });
