@@ -1,7 +1,7 @@
 import { NetlinkError } from '../errors.js';
 import { parseHostAddress } from '../model/cidr.js';
 import type { Family } from '../model/rule.js';
-import { addressKey, ALL, describeChange, ruleSelector, type RoutingAccess, type RoutingChange, type SeenRouting } from './routes-model.js';
+import { addressKey, ALL, describeChange, NO_MASK, ruleSelector, type RoutingAccess, type RoutingChange, type SeenRouting } from './routes-model.js';
 import { ENETDOWN, encodeAddress, encodeDump, encodeGetLink, encodeLocalRoute, encodeRule, errnoText, parseAddress, parseLinkIndex, parseRoute, parseRule, readReply, requestName, type Reply } from './rtnetlink.js';
 import type { Runner } from './runner.js';
 
@@ -39,6 +39,7 @@ const linkIndex = (r: Reply | undefined) => {
   return parseLinkIndex(msg);
 };
 
+/** The view both readers share: a mask of all ones is no mask (the kernel stores one for every fwmark rule; `ip` omits it). */
 async function read(rtnetlink: Exchange, family: Family): Promise<SeenRouting | undefined> {
   const replies = await exchange(rtnetlink, [encodeGetLink(LO), encodeDump('rules', family), encodeDump('routes', family), encodeDump('addresses', family)], [LO, 'dump', 'dump', 'dump'], family);
   if (replies === undefined) return undefined;
@@ -46,7 +47,7 @@ async function read(rtnetlink: Exchange, family: Family): Promise<SeenRouting | 
   const lo = linkIndex(link);
   const localDefault = new Set((routes?.data ?? []).map(parseRoute).filter((r) => r.local && r.dstLen === 0 && r.oif === lo).map((r) => r.table));
   const onLo = (addresses?.data ?? []).map(parseAddress).filter((a) => a.index === lo);
-  return { rules: (rules?.data ?? []).map(parseRule), localDefault, loAddresses: new Set(onLo.map((a) => addressKey(formatAddress(a.bytes), a.prefix))) };
+  return { rules: (rules?.data ?? []).map(parseRule).map(({ fwmask, ...r }) => (fwmask === undefined || fwmask === NO_MASK ? r : { ...r, fwmask })), localDefault, loAddresses: new Set(onLo.map((a) => addressKey(formatAddress(a.bytes), a.prefix))) };
 }
 
 /** Bytes in the form parseHostAddress reads (addressKey turns both readers' spellings into the same key). */
@@ -57,7 +58,8 @@ function formatAddress(bytes: readonly number[]): string {
   return groups.join(':');
 }
 
-function encodeChange(family: Family, c: RoutingChange, index: (device: string) => number): Buffer {
+/** The request for one change; `index` names a link by its index. */
+export function encodeChange(family: Family, c: RoutingChange, index: (device: string) => number): Buffer {
   if (c.kind === 'rule') return encodeRule(c.op, c.rule);
   if (c.kind === 'route') return encodeLocalRoute(c.op, { family, table: c.route.table, oif: index(LO) });
   const [addr = '', len = ''] = c.address.cidr.split('/');
