@@ -1,8 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { exchangeRoute } from '../../src/exec/native.js';
+import { encodeGetLink, parseLinkIndex, readReply } from '../../src/exec/rtnetlink.js';
 import { runCni } from '../helpers/cni.js';
 import { meshcapIn, saveOf } from '../helpers/meshcap.js';
 import { FOREIGN_V4, FOREIGN_V6 } from '../fixtures/foreign-rules.js';
@@ -138,6 +140,29 @@ describe('verify and CHECK read routing by rtnetlink as ip does', () => {
     expect(noRoute.stdout).toContain('missing route: local 0.0.0.0/0 dev lo table 100');
     expect((await cni('DEL')).exitCode).toBe(0);
     expect(await routing(pod)).not.toMatch(/lookup 100|table 100/);
+  });
+});
+
+describe('the in-process exchange (src/exec/native.ts)', () => {
+  const pool = netnsPool();
+  afterEach(pool.removeAll);
+
+  it('talks to the namespace it was given, and sends nothing where it cannot enter one', async () => {
+    const ns = await pool.make('mcrtx');
+    // A link only that namespace has (read-only requests here: nothing this test sends could change a namespace).
+    await ns.run('ip', ['link', 'add', 'mcq0', 'type', 'veth', 'peer', 'name', 'mcq1']);
+    const inside = await exchangeRoute(ns.path, [encodeGetLink('mcq0')]);
+    expect(inside).toBeDefined();
+    expect(readReply(inside?.[0] ?? []).errno).toBe(0);
+    expect(parseLinkIndex(readReply(inside?.[0] ?? []).data[0] ?? Buffer.alloc(24))).toBe(Number((await ns.run('cat', ['/sys/class/net/mcq0/ifindex'])).stdout));
+    const file = join(mkdtempSync(join(tmpdir(), 'mcrtx-')), 'not-a-netns');
+    writeFileSync(file, '');
+    try {
+      expect(await exchangeRoute(file, [encodeGetLink('lo')])).toBeUndefined();
+      expect(await exchangeRoute('/run/netns/mcrtx-gone', [encodeGetLink('lo')])).toBeUndefined();
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+    }
   });
 });
 
