@@ -96,7 +96,7 @@ const processes = (args) => {
   }
 };
 rows.push(['processes per apply, REDIRECT IPv4: `--native-nftables` / iptables path', `${processes(['--native-nftables', ...REDIRECT])} / ${processes(REDIRECT)}`, '', '1 nft']);
-rows.push(['processes per apply, TPROXY v4+v6: `--native-nftables` / iptables path', `${processes(['--native-nftables', ...TPROXY])} / ${processes(TPROXY)}`, '', '1 nft + routing (`ip -batch`: look and change, per family)']);
+rows.push(['processes per apply, TPROXY v4+v6: `--native-nftables` / iptables path', `${processes(['--native-nftables', ...TPROXY])} / ${processes(TPROXY)}`, '', '1 nft (routing by rtnetlink) / 2 restores']);
 
 const nftVersion = execFileSync(NFT, ['--version'], { encoding: 'utf8' }).trim();
 const header = `### Native nftables (\`npm run bench:nft\`)\n\nMeasured ${new Date().toISOString().slice(0, 10)}, ${nftVersion}, ${RUNS} alternating runs (medians), the self-contained executable.`;

@@ -127,8 +127,8 @@ const processesInNs = (args) => {
 };
 rows.push(['(f) processes per apply: istio-init in the pod\'s namespace, IPv4', String(processesInNs(ISTIO_INIT)), '', '≤ 1 (the restore)']);
 rows.push(['(f) processes per apply: `--netns`, IPv4', String(processes(ISTIO_INIT)), '', '≤ 1 (the restore)']);
-rows.push(['(f) processes per apply: `--netns`, istio-init, IPv4 + IPv6', String(processes([...ISTIO_INIT.slice(0, -2), '--ipv6', 'on'])), '', '+ ::6 address']);
-rows.push(['(f) processes per apply: `--netns`, TPROXY, IPv4 + IPv6', String(processes(['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'TPROXY', '-b', '*', '-i', '*', '--ipv6', 'on'])), '', '+ routes']);
+rows.push(['(f) processes per apply: `--netns`, istio-init, IPv4 + IPv6', String(processes([...ISTIO_INIT.slice(0, -2), '--ipv6', 'on'])), '', '≤ 2 (the restores; ::6 by rtnetlink)']);
+rows.push(['(f) processes per apply: `--netns`, TPROXY, IPv4 + IPv6', String(processes(['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'TPROXY', '-b', '*', '-i', '*', '--ipv6', 'on'])), '', '≤ 2 (the restores; rules and routes by rtnetlink)']);
 
 const cpu = execFileSync('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: 'utf8' }).trim();
 const header = `Measured ${new Date().toISOString().slice(0, 10)} on ${cpu} (${execFileSync('nproc', { encoding: 'utf8' }).trim()} cores), Node ${process.version}, bun ${execFileSync('node_modules/.bin/bun', ['--version'], { encoding: 'utf8' }).trim()}, ${RUNS} alternating runs (medians).`;

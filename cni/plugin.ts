@@ -20,6 +20,9 @@ const lazyRunner = (netns: string | undefined): Runner => {
     async probe() {
       return (await load()).probe?.();
     },
+    async rtnetlink(requests) {
+      return (await load()).rtnetlink?.(requests);
+    },
   };
 };
 

@@ -94,6 +94,21 @@ export class CommandError extends MeshcapError {
   }
 }
 
+/**
+ * A netlink request the kernel refused — what meshcap sends in-process instead of running `ip` — named as the
+ * operation it was, with the kernel's words: `rtnetlink RTM_NEWRULE fwmark 0x539 lookup 133 (ipv4) failed:
+ * File exists`. A CommandError (exit 4, CNI's apply-failed), as the `ip` it replaces would have been.
+ */
+export class NetlinkError extends CommandError {
+  readonly errno: number;
+  constructor(opts: { operation: string; errno: number; reason: string; hint?: string | undefined }) {
+    super({ command: opts.operation, exitCode: undefined, stderr: opts.reason, hint: opts.hint });
+    this.message = `${opts.operation} failed: ${opts.reason}${opts.hint ? ` (hint: ${opts.hint})` : ''}`;
+    this.name = 'NetlinkError';
+    this.errno = opts.errno;
+  }
+}
+
 /** The environment is not usable: missing netns, unreadable file, no permission. Exit 5. */
 export class EnvironmentError extends MeshcapError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { encodeGetTables, parseTableDump, type NftTableName } from '../inspect/nft-netlink.js';
+import { endsReply, messageSeq, readReply, splitMessages } from './rtnetlink.js';
 
 /**
  * The one place that makes the native calls Node and Bun lack: ioctl(2), setns(2) and a netlink socket.
@@ -26,6 +27,7 @@ interface Libc {
   socket(domain: number, type: number, protocol: number): CallResult;
   send(fd: number, buf: Buffer): CallResult;
   recv(fd: number, buf: Buffer): CallResult;
+  setsockopt(fd: number, level: number, name: number, value: Buffer): CallResult;
 }
 
 
@@ -74,12 +76,14 @@ function wrapLibc(fn: (name: keyof Libc) => Raw, errno: () => number): Libc {
   const socket = call('socket');
   const send = call('send');
   const recv = call('recv');
+  const setsockopt = call('setsockopt');
   return {
     ioctl: (fd, req) => ioctl(fd, req),
     setns: (fd, type) => setns(fd, type),
     socket: (d, t, p) => socket(d, t, p),
     send: (fd, buf) => send(fd, buf, buf.length, 0),
     recv: (fd, buf) => recv(fd, buf, buf.length, 0),
+    setsockopt: (fd, level, name, value) => setsockopt(fd, level, name, value, value.length),
   };
 }
 
@@ -91,6 +95,7 @@ async function loadBunFfi(): Promise<Libc> {
     socket: { args: ['i32', 'i32', 'i32'], returns: 'i32' },
     send: { args: ['i32', 'ptr', 'u64', 'i32'], returns: 'i64' },
     recv: { args: ['i32', 'ptr', 'u64', 'i32'], returns: 'i64' },
+    setsockopt: { args: ['i32', 'i32', 'i32', 'ptr', 'u32'], returns: 'i32' },
     __errno_location: { args: [], returns: 'ptr' },
   });
   const errnoAt = lib.symbols['__errno_location'] as () => unknown;
@@ -103,6 +108,7 @@ const KOFFI_SIGNATURES: Record<keyof Libc, string> = {
   socket: 'int socket(int domain, int type, int protocol)',
   send: 'intptr_t send(int fd, const void *buf, size_t len, int flags)',
   recv: 'intptr_t recv(int fd, _Out_ void *buf, size_t len, int flags)',
+  setsockopt: 'int setsockopt(int fd, int level, int name, const void *value, uint32_t len)',
 };
 
 async function loadKoffi(): Promise<Libc> {
@@ -241,18 +247,26 @@ function probeOther(libc: Libc, path: string): NamespaceProbe {
   return whileInside(libc, path, () => readHere(libc));
 }
 
-/** Runs `fn` (synchronous) with this thread in the network namespace at `path`; back in its own afterwards, or abort. */
+/**
+ * Runs `fn` (synchronous) with this thread in the network namespace at `path`; back in its own afterwards, or
+ * abort. `fn` runs only once the thread is seen to be in that very namespace (its /proc/thread-self/ns/net is
+ * the file at `path`): nothing meant for a pod is ever done in the node's namespace.
+ */
 function whileInside<T>(libc: Libc, path: string, fn: () => T): T {
   const home = openSync('/proc/thread-self/ns/net', 'r');
   try {
     const target = openSync(path, 'r');
+    let want: { dev: number; ino: number };
     try {
+      want = fstatSync(target);
       const entered = libc.setns(target, CLONE_NEWNET);
       if (entered.result < 0) throw new Error(`setns(${path}) failed (errno ${entered.errno})`);
     } finally {
       closeSync(target);
     }
     try {
+      const now = statSync('/proc/thread-self/ns/net');
+      if (now.ino !== want.ino || now.dev !== want.dev) throw new Error(`setns(${path}) left this thread in net:[${now.ino}], not in the namespace asked for`);
       return fn();
     } finally {
       if (libc.setns(home, CLONE_NEWNET).result < 0) {
@@ -282,6 +296,80 @@ export async function startInNetns<T>(path: string, start: () => T): Promise<T |
     });
   } catch (err) {
     if (started) throw err;
+    return undefined;
+  }
+}
+
+const NETLINK_ROUTE = 0;
+const SOL_SOCKET = 1;
+const SO_RCVTIMEO = 20;
+const SOL_NETLINK = 270;
+const NETLINK_EXT_ACK = 11;
+/** A kernel that does not answer within this long is an error, not a hang of the pod's start. */
+const REPLY_TIMEOUT_S = 10;
+const REPLY_BUFFER = 1 << 18;
+
+function setOption(libc: Libc, fd: number, level: number, name: number, value: Buffer): void {
+  const r = libc.setsockopt(fd, level, name, value);
+  if (r.result < 0) throw new Error(`netlink setsockopt(${level}, ${name}) failed (errno ${r.errno})`);
+}
+
+/** Sends each request in turn on one NETLINK_ROUTE socket and collects its reply; stops after a refused one. */
+function exchangeHere(libc: Libc, requests: readonly Buffer[]): Buffer[][] {
+  const sock = libc.socket(AF_NETLINK, SOCK_RAW_CLOEXEC, NETLINK_ROUTE);
+  if (sock.result < 0) throw new Error(`netlink socket failed (errno ${sock.errno})`);
+  const fd = sock.result;
+  try {
+    const timeout = Buffer.alloc(16);
+    timeout.writeBigInt64LE(BigInt(REPLY_TIMEOUT_S), 0);
+    setOption(libc, fd, SOL_SOCKET, SO_RCVTIMEO, timeout);
+    // The kernel's reason with its errno (extended acks), as `ip` prints it.
+    setOption(libc, fd, SOL_NETLINK, NETLINK_EXT_ACK, Buffer.from([1, 0, 0, 0]));
+    const buf = Buffer.alloc(REPLY_BUFFER);
+    const replies: Buffer[][] = [];
+    for (const [i, request] of requests.entries()) {
+      const seq = i + 1;
+      const msg = Buffer.from(request);
+      msg.writeUInt32LE(seq, 8);
+      const sent = libc.send(fd, msg);
+      if (sent.result < 0) throw new Error(`netlink send failed (errno ${sent.errno})`);
+      const reply: Buffer[] = [];
+      while (!(reply.length > 0 && endsReply(reply[reply.length - 1] as Buffer))) {
+        const got = libc.recv(fd, buf);
+        if (got.result < 0) throw new Error(`netlink recv failed (errno ${got.errno})`);
+        if (got.result === 0 || got.result >= buf.length) throw new Error(`netlink reply ${got.result === 0 ? 'ended early' : 'too large'}`);
+        // Copies: the buffer is read into again.
+        reply.push(...splitMessages(Buffer.from(buf.subarray(0, got.result))).filter((m) => messageSeq(m) === seq));
+      }
+      replies.push(reply);
+      if (readReply(reply).errno !== 0) break;
+    }
+    return replies;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * rtnetlink without a process: the requests (src/exec/rtnetlink.ts; each acked or a dump) are sent one after
+ * another on a NETLINK_ROUTE socket opened in the network namespace at `path` — this thread enters it, as
+ * for the probe — or in meshcap's own without `path` (istio-init in the pod). Each request's reply messages,
+ * up to its ack, error or end of dump; like `ip -batch`, nothing is sent after the first request the kernel
+ * refuses. Undefined, with nothing sent, when the native calls are unavailable or the namespace cannot be
+ * entered (the caller runs `ip`, which names the problem). Throws when the exchange itself fails.
+ */
+export async function exchangeRoute(path: string | undefined, requests: readonly Buffer[]): Promise<Buffer[][] | undefined> {
+  const libc = await loadNative();
+  if (libc instanceof Error) return undefined;
+  if (path === undefined) return exchangeHere(libc, requests);
+  let entered = false;
+  try {
+    return whileInside(libc, path, () => {
+      entered = true;
+      return exchangeHere(libc, requests);
+    });
+  } catch (err) {
+    if (entered) throw err;
     return undefined;
   }
 }

@@ -1,72 +1,27 @@
-import { CommandError } from '../errors.js';
 import type { AddressPlan, IpRulePlan, LocalRoutePlan, Plan } from '../model/plan.js';
 import type { Family } from '../model/rule.js';
 import type { DriftItem } from '../analyze/drift.js';
-import { describeCommand, type Runner } from './runner.js';
+import type { Runner } from './runner.js';
+import { ipBatchAccess } from './routes-ip.js';
+import { ALL, NO_MASK, addressKey, ruleSelector, type RoutingAccess, type RoutingChange, type SeenRule } from './routes-model.js';
+import { netlinkAccess } from './routes-netlink.js';
 
 /**
- * Policy routing and addresses (TPROXY's `ip rule`/`ip route`, IPv6's `::6` on lo), idempotently, with one
- * `ip -batch` to look and one to change per family. Istio adds duplicate rules on re-runs and never removes
- * any of them; meshcap adds what is missing and its cleanup removes exactly these.
+ * Policy routing and addresses (TPROXY's `ip rule`/`ip route`, IPv6's `::6` on lo), idempotently: per family
+ * one look and one change — rtnetlink in-process where the runner can (no process), else one `ip -batch` to
+ * look and one to change. Both read into the same view and decide here, once. Istio adds duplicate rules on
+ * re-runs and never removes any of them; meshcap adds what is missing and its cleanup removes exactly these.
  */
 
-interface IpRuleJson {
-  priority?: number;
-  fwmark?: string;
-  fwmask?: string;
-  table?: string;
-}
-interface IpRouteJson {
-  type?: string;
-  dst?: string;
-  dev?: string;
-}
-interface IpAddrJson {
-  addr_info?: { local?: string; prefixlen?: number }[];
+/** Ours: same mark and mask (none is all ones, as the kernel stores it), same table; the priority when the plan sets one. */
+function ruleMatches(have: SeenRule, want: IpRulePlan): boolean {
+  return have.fwmark === want.mark && (have.fwmask ?? NO_MASK) === (want.mask ?? NO_MASK) && have.table === want.table && (want.priority === undefined || have.priority === want.priority);
 }
 
-const hex = (n: number) => `0x${n.toString(16)}`;
-const ALL = { ipv4: '0.0.0.0/0', ipv6: '::/0' } as const;
-const famFlag = (f: Family) => (f === 'ipv6' ? ['-6'] : ['-4']);
-
-function ruleSelector(r: IpRulePlan): string {
-  const mark = r.mask === undefined ? hex(r.mark) : `${hex(r.mark)}/${hex(r.mask)}`;
-  return `fwmark ${mark}${r.priority === undefined ? '' : ` priority ${r.priority}`} lookup ${r.table}`;
-}
-
-function ruleMatches(have: IpRuleJson, want: IpRulePlan): boolean {
-  return (
-    have.fwmark === hex(want.mark) &&
-    (want.mask === undefined ? have.fwmask === undefined || have.fwmask === '0xffffffff' : have.fwmask === hex(want.mask)) &&
-    have.table === String(want.table) &&
-    (want.priority === undefined || have.priority === want.priority)
-  );
-}
-
-interface Observed {
-  rules: IpRuleJson[];
-  routes: Map<number, IpRouteJson[]>;
-  loAddresses: string[];
-}
-
-/** Runs `ip [-j] -batch -` for one family (`json`: a read; otherwise the lines change the namespace). */
-export async function runBatch(runner: Runner, family: Family, lines: readonly string[], json: boolean): Promise<string> {
-  const args = [...famFlag(family), ...(json ? ['-j'] : []), '-batch', '-'];
-  const r = await runner.run('ip', args, { input: `${lines.join('\n')}\n`, ownerUserns: !json });
-  if (r.exitCode !== 0) {
-    throw new CommandError({ command: `${describeCommand('ip', args)} <<< ${lines.join('; ')}`, exitCode: r.exitCode, stderr: r.stderr, hint: /not up/.test(r.stderr) ? 'bring lo up in the namespace' : undefined });
-  }
-  return r.stdout;
-}
-
-async function observe(runner: Runner, family: Family, tables: readonly number[]): Promise<Observed> {
-  const lines = ['rule show', ...tables.map((t) => `route show table ${t}`), 'address show dev lo'];
-  const out = (await runBatch(runner, family, lines, true)).split('\n').filter((l) => l.startsWith('['));
-  const parsed = out.map((l) => JSON.parse(l) as unknown[]);
-  const routes = new Map(tables.map((t, i) => [t, (parsed[1 + i] ?? []) as IpRouteJson[]]));
-  const lo = ((parsed[1 + tables.length] ?? []) as IpAddrJson[]).flatMap((a) => (a.addr_info ?? []).map((i) => `${i.local}/${i.prefixlen}`));
-  return { rules: (parsed[0] ?? []) as IpRuleJson[], routes, loAddresses: lo };
-}
+const planKey = (a: AddressPlan) => {
+  const [addr = '', len = ''] = a.cidr.split('/');
+  return addressKey(addr, Number(len));
+};
 
 interface FamilyRouting {
   family: Family;
@@ -86,42 +41,49 @@ function byFamily(plan: Plan): FamilyRouting[] {
     .filter((f) => f.ipRules.length + f.routes.length + f.addresses.length > 0);
 }
 
-const hasLocalDefault = (routes: IpRouteJson[] | undefined) => (routes ?? []).some((r) => r.type === 'local' && r.dst === 'default' && r.dev === 'lo');
+/** rtnetlink in-process where the runner offers it (each call falls back to `ip` if it cannot be made), else `ip -batch`. */
+function accessFor(runner: Runner): RoutingAccess {
+  const ip = ipBatchAccess(runner);
+  return runner.rtnetlink === undefined ? ip : netlinkAccess(runner, ip);
+}
 
 /** Adds what is missing. */
 export async function applyRouting(runner: Runner, plan: Plan): Promise<void> {
+  const access = accessFor(runner);
   for (const f of byFamily(plan)) {
-    const lines: string[] = [];
+    const changes: RoutingChange[] = [];
     if (f.ipRules.length > 0) {
-      const seen = await observe(runner, f.family, []);
-      for (const r of f.ipRules) if (!seen.rules.some((h) => ruleMatches(h, r))) lines.push(`rule add ${ruleSelector(r)}`);
+      const seen = await access.read(f.family, []);
+      for (const rule of f.ipRules) if (!seen.rules.some((h) => ruleMatches(h, rule))) changes.push({ kind: 'rule', op: 'add', rule });
     }
-    for (const r of f.routes) lines.push(`route replace local ${ALL[f.family]} dev lo table ${r.table}`);
-    for (const a of f.addresses) lines.push(`address replace ${a.cidr} dev ${a.device}`);
-    if (lines.length > 0) await runBatch(runner, f.family, lines, false);
+    for (const route of f.routes) changes.push({ kind: 'route', op: 'replace', route });
+    for (const address of f.addresses) changes.push({ kind: 'address', op: 'replace', address });
+    if (changes.length > 0) await access.change(f.family, changes);
   }
 }
 
 /** Removes exactly the plan's rules (every duplicate), routes and addresses where present. */
 export async function removeRouting(runner: Runner, plan: Plan): Promise<void> {
+  const access = accessFor(runner);
   for (const f of byFamily(plan)) {
-    const seen = await observe(runner, f.family, f.routes.map((r) => r.table));
-    const lines: string[] = [];
-    for (const r of f.ipRules) for (const _ of seen.rules.filter((h) => ruleMatches(h, r))) lines.push(`rule del ${ruleSelector(r)}`);
-    for (const r of f.routes) if (hasLocalDefault(seen.routes.get(r.table))) lines.push(`route del local ${ALL[f.family]} dev lo table ${r.table}`);
-    for (const a of f.addresses) if (seen.loAddresses.includes(a.cidr)) lines.push(`address del ${a.cidr} dev ${a.device}`);
-    if (lines.length > 0) await runBatch(runner, f.family, lines, false);
+    const seen = await access.read(f.family, f.routes.map((r) => r.table));
+    const changes: RoutingChange[] = [];
+    for (const rule of f.ipRules) for (const _ of seen.rules.filter((h) => ruleMatches(h, rule))) changes.push({ kind: 'rule', op: 'del', rule });
+    for (const route of f.routes) if (seen.localDefault.has(route.table)) changes.push({ kind: 'route', op: 'del', route });
+    for (const address of f.addresses) if (seen.loAddresses.has(planKey(address))) changes.push({ kind: 'address', op: 'del', address });
+    if (changes.length > 0) await access.change(f.family, changes);
   }
 }
 
 /** What the plan routes that the namespace lacks (for --verify and CHECK), as drift items. */
 export async function missingRouting(runner: Runner, plan: Plan): Promise<DriftItem[]> {
+  const access = accessFor(runner);
   const missing: DriftItem[] = [];
   for (const f of byFamily(plan)) {
-    const seen = await observe(runner, f.family, f.routes.map((r) => r.table));
+    const seen = await access.read(f.family, f.routes.map((r) => r.table));
     for (const r of f.ipRules) if (!seen.rules.some((h) => ruleMatches(h, r))) missing.push({ kind: 'ip rule', text: `${ruleSelector(r)} (${f.family})` });
-    for (const r of f.routes) if (!hasLocalDefault(seen.routes.get(r.table))) missing.push({ kind: 'route', text: `local ${ALL[f.family]} dev lo table ${r.table}` });
-    for (const a of f.addresses) if (!seen.loAddresses.includes(a.cidr)) missing.push({ kind: 'address', text: `${a.cidr} dev ${a.device}` });
+    for (const r of f.routes) if (!seen.localDefault.has(r.table)) missing.push({ kind: 'route', text: `local ${ALL[f.family]} dev lo table ${r.table}` });
+    for (const a of f.addresses) if (!seen.loAddresses.has(planKey(a))) missing.push({ kind: 'address', text: `${a.cidr} dev ${a.device}` });
   }
   return missing;
 }

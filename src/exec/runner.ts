@@ -28,6 +28,12 @@ export interface Runner {
    * callers then read with processes, as before, and reach the same decision.
    */
   probe?(): Promise<NamespaceProbe | undefined>;
+  /**
+   * rtnetlink (NETLINK_ROUTE) requests made in-process in the target namespace (src/exec/native.ts's
+   * exchangeRoute): each request's reply messages, in order, up to the first the kernel refuses. Undefined
+   * (or absent) where that cannot be done — nothing was sent, and routing runs `ip -batch` as before.
+   */
+  rtnetlink?(requests: readonly Buffer[]): Promise<Buffer[][] | undefined>;
 }
 
 /** Exit code a runner reports when the command does not exist (as a shell would). */
@@ -47,6 +53,8 @@ export function countingRunner(inner: Runner): Runner & { readonly count: () => 
       return inner.run(cmd, args, opts);
     },
     ...(inner.probe === undefined ? {} : { probe: () => inner.probe?.() ?? Promise.resolve(undefined) }),
+    // Not a process: in-process requests are not counted.
+    ...(inner.rtnetlink === undefined ? {} : { rtnetlink: (requests: readonly Buffer[]) => inner.rtnetlink?.(requests) ?? Promise.resolve(undefined) }),
     count: () => n,
   };
 }

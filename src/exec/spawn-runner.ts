@@ -1,7 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams, type StdioOptions } from 'node:child_process';
 import { closeSync } from 'node:fs';
 import { EnvironmentError } from '../errors.js';
-import { findNamespaceOwner, probeNamespace, startInNetns, type NamespaceOwner } from './native.js';
+import { exchangeRoute, findNamespaceOwner, probeNamespace, startInNetns, type NamespaceOwner } from './native.js';
 import { NOT_FOUND, type RunResult, type Runner } from './runner.js';
 
 /** How one command is started: the file, its argv, and an fd it inherits as its fd 3 (the owning user namespace). */
@@ -43,6 +43,9 @@ export function createSpawnRunner(netns?: string): Runner {
   };
   return {
     probe: () => probeNamespace(netns),
+    // Routing needs no user namespace: its rules carry no UIDs, and root on the node has CAP_NET_ADMIN over
+    // a pod's namespace owned by a user namespace of its own (test/netns/userns.test.ts).
+    rtnetlink: (requests) => exchangeRoute(netns, requests),
     async run(cmd, args, opts = {}) {
       const launch = await launchFor(cmd, args, opts.ownerUserns === true);
       // Legacy iptables tables are per namespace, so the xtables lock is too (as Istio's CNI does): pods set

@@ -1,5 +1,5 @@
 import { CommandError } from '../errors.js';
-import { runBatch } from '../exec/routes.js';
+import { runBatch } from '../exec/routes-ip.js';
 import type { Runner } from '../exec/runner.js';
 import type { Family } from '../model/rule.js';
 

@@ -116,13 +116,25 @@ describe('native nftables lifecycle in a throwaway namespace', () => {
   it('puts the previous tables back when the routing step fails after the nft transaction', async () => {
     await applied(ns!, SMALL);
     const before = await nftListing(ns!);
+    // The kernel refuses IPv6's local route while lo is down (rtnetlink, in-process).
+    await ns!.run('ip', ['link', 'set', 'lo', 'down']);
+    const r = await meshcapIn(ns!, BIG);
+    expect(r.exitCode).toBe(4);
+    expect(r.stderr).toMatch(/rtnetlink RTM_NEWROUTE local ::\/0 dev lo table 133 \(ipv6\) failed: Network is down/);
+    expect(r.stderr).toMatch(/put the nft tables back as they were/);
+    expect(await nftListing(ns!)).toBe(before);
+  });
+
+  it('puts the previous tables back when routing through ip (no native calls) fails after the nft transaction', async () => {
+    await applied(ns!, SMALL);
+    const before = await nftListing(ns!);
     const dir = mkdtempSync(join(tmpdir(), 'mcnftip-'));
     try {
       // An ip that answers the routing look-ups (-j) and refuses every change, as a kernel without the rights would.
       const real = (await execa('sh', ['-c', 'command -v ip'])).stdout.trim();
       writeFileSync(join(dir, 'ip'), `#!/bin/sh\ncase " $* " in *" -j "*) exec ${real} "$@";; esac\ncat >/dev/null; echo 'RTNETLINK answers: Operation not permitted' >&2; exit 2\n`);
       chmodSync(join(dir, 'ip'), 0o755);
-      const r = await meshcapIn(ns!, BIG, { PATH: `${dir}:${process.env['PATH'] ?? ''}` });
+      const r = await meshcapIn(ns!, BIG, { PATH: `${dir}:${process.env['PATH'] ?? ''}`, MESHCAP_NATIVE: 'spawn' });
       expect(r.exitCode).toBe(4);
       expect(r.stderr).toMatch(/put the nft tables back as they were/);
     } finally {

@@ -33,6 +33,9 @@ async function traced(argv: readonly string[], opts: { env?: Record<string, stri
   }
 }
 
+/** TPROXY with both captures on (the routed sidecar config). */
+const TPROXY = ['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'TPROXY', '-b', '*', '-i', '*'];
+
 const meshcap = (ns: Netns, args: readonly string[], env: Record<string, string> = {}) => {
   const { file, args: pre } = entryCommand();
   return traced([file, ...pre, ...args, '--netns', ns.path], { env });
@@ -71,15 +74,51 @@ describe('processes per apply of a fresh pod', () => {
     expect(r.children).toEqual(['iptables-nft-restore']);
   });
 
-  it('native nftables with --netns, REDIRECT and a routed ambient config: the one nft (plus routing)', async () => {
+  it('native nftables with --netns, REDIRECT and a routed ambient config: the one nft (routing by rtnetlink)', async () => {
     const ns = await pool.make('mcpcnft');
     const redirect = await meshcap(ns, ['--native-nftables', ...ISTIO_INIT_ARGS, '--ipv6', 'off']);
     expect(redirect.exitCode).toBe(0);
     expect(redirect.children).toEqual(['nft']);
     const other = await pool.make('mcpcamb');
-    const ambient = await meshcap(other, ['ambient', '--native-nftables', '--inbound', 'redirect', '--ipv6', 'off']);
+    const ambient = await meshcap(other, ['ambient', '--native-nftables', '--inbound', 'redirect', '--ipv6', 'on']);
     expect(ambient.exitCode).toBe(0);
-    expect(ambient.children.filter((c) => c === 'nft')).toEqual(['nft']);
+    expect(ambient.children).toEqual(['nft']);
+    expect((await other.run('ip', ['-6', 'rule', 'show'])).stdout).toContain('fwmark 0x111/0xfff lookup 100');
+  });
+
+  it('routed configs with --netns: TPROXY IPv4 + IPv6 and istio-init with its ::6 — the restores, no ip', async () => {
+    const ns = await pool.make('mcpctp');
+    const tproxy = await meshcap(ns, [...TPROXY, '--ipv6', 'on']);
+    expect(tproxy.exitCode).toBe(0);
+    expect(tproxy.children).toEqual(['iptables-nft-restore', 'ip6tables-nft-restore']);
+    expect(tproxy.stderr).toMatch(/"processes":2[,}]/);
+    expect((await ns.run('ip', ['-6', 'route', 'show', 'table', '133'])).stdout).toContain('local default dev lo');
+    const v6 = await pool.make('mcpcv6');
+    const init = await meshcap(v6, [...ISTIO_INIT_ARGS, '--ipv6', 'on']);
+    expect(init.exitCode).toBe(0);
+    expect(init.children).toEqual(['iptables-nft-restore', 'ip6tables-nft-restore']);
+    expect((await v6.run('ip', ['-6', 'address', 'show', 'dev', 'lo'])).stdout).toContain('::6/128');
+  });
+
+  it('istio-init with IPv6 inside the pod (no --netns): the two restores, ::6 by rtnetlink', async () => {
+    const ns = await pool.make('mcpcin6');
+    const { file, args } = entryCommand();
+    const r = await traced([file, ...args, ...ISTIO_INIT_ARGS, '--ipv6', 'on'], { inNetns: ns });
+    expect(r.exitCode).toBe(0);
+    expect(r.children).toEqual(['iptables-nft-restore', 'ip6tables-nft-restore']);
+    expect((await ns.run('ip', ['-6', 'address', 'show', 'dev', 'lo'])).stdout).toContain('::6/128');
+  });
+
+  it('without the native calls routing runs ip -batch again (look and change per family) to the same routing', async () => {
+    const fast = await pool.make('mcpcrf');
+    const slow = await pool.make('mcpcrs');
+    const args = [...TPROXY, '--ipv6', 'on'];
+    expect((await meshcap(fast, args)).exitCode).toBe(0);
+    const r = await meshcap(slow, args, { MESHCAP_NATIVE: 'spawn' });
+    expect(r.exitCode).toBe(0);
+    expect(r.children.filter((c) => c === 'ip')).toEqual(['ip', 'ip', 'ip', 'ip']);
+    const shown = async (ns: Netns) => (await Promise.all([['-4', 'rule'], ['-6', 'rule'], ['-4', 'route', 'show', 'table', 'all'], ['-6', 'route', 'show', 'table', 'all'], ['-j', 'address', 'show', 'dev', 'lo']].map((a) => ns.run('ip', a)))).map((p) => p.stdout);
+    expect(await shown(slow)).toEqual(await shown(fast));
   });
 
   it('meshcap-cni ADD of an injected pod: the one iptables-nft-restore', async () => {
