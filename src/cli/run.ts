@@ -62,10 +62,9 @@ async function execute({ settings, plan, sidecar, nft }: Loaded, log: Logger, de
   }
   const started = performance.now();
   // The executor (execa and friends) is loaded only when something is applied: a dry-run never parses it.
-  const [{ applyLoaded, cleanupLoaded }, { createSpawnRunner }, { runValidation }, { withNamespaceLock }, { legacyHintFromProc }] = await Promise.all([
+  const [{ applyLoaded, cleanupLoaded }, { createSpawnRunner }, { withNamespaceLock }, { legacyHintFromProc }] = await Promise.all([
     import('../exec/engine.js'),
     import('../exec/spawn-runner.js'),
-    import('../exec/validate.js'),
     import('../exec/lock.js'),
     import('../exec/detect.js'),
   ]);
@@ -94,6 +93,8 @@ async function execute({ settings, plan, sidecar, nft }: Loaded, log: Logger, de
   }
   if (settings.cleanupOnly) return;
   if (sidecar?.runValidation) {
+    // Loaded only here: its sockets (node:net) cost every other apply ~1 ms to load.
+    const { runValidation } = await import('../exec/validate.js');
     for (const family of plan.families) {
       await runValidation({ family, outboundPort: sidecar.envoyPort, inboundPort: sidecar.inboundCapturePort, probePort: sidecar.iptablesProbePort, timeoutMs: sidecar.probeTimeout }, log);
     }
