@@ -8,7 +8,7 @@ import { applyRouting, missingRouting, removeRouting } from './routes.js';
 import { compareRules, formatDriftLines, isEqual, mergeDrift, type Drift } from '../analyze/drift.js';
 import { describeCommand, type Runner } from './runner.js';
 import { parseSave, type FamilyState, type Ownership } from './state.js';
-import { cleanupEdits, convergeEdits, expectedState, ownershipFor, renderEdits, rollbackEdits } from './transaction.js';
+import { cleanupEdits, convergeEdits, expectedState, isBare, NO_OWNERSHIP, ownershipFor, plansRules, renderEdits, rollbackEdits } from './transaction.js';
 
 export interface ExecOptions {
   readonly reconcile: boolean;
@@ -38,11 +38,20 @@ export interface ExecReport {
 interface FamilyContext {
   readonly ipt: Iptables;
   readonly before: FamilyState;
-  readonly ownership: Ownership;
-  /** How our rules here differ from the plan's (the one comparison, src/analyze/drift.ts). */
-  readonly drift: Drift;
+  /** What counts as ours (computed when first asked: a fresh pod's apply never needs it unless it rolls back). */
+  readonly ownership: () => Ownership;
+  /**
+   * How our rules here differ from the plan's (the one comparison, src/analyze/drift.ts); undefined when an
+   * apply found the family bare (nobody's rules: everything of the plan is missing, none of it is ours).
+   */
+  readonly drift: Drift | undefined;
   readonly residue: boolean;
 }
+
+const once = <T>(f: () => T): (() => T) => {
+  let v: { value: T } | undefined;
+  return () => (v ??= { value: f() }).value;
+};
 
 /** One `iptables-restore --noflush` of `text`; a failure is a CommandError with the tool's reason. */
 export async function restore(runner: Runner, ipt: Pick<Iptables, 'restore' | 'waitArgs'>, text: string): Promise<void> {
@@ -54,17 +63,24 @@ export async function restore(runner: Runner, ipt: Pick<Iptables, 'restore' | 'w
   }
 }
 
-/** Detects the backend and reads the state of every family, the families at once (IPv4's result first). */
-async function inspect(runner: Runner, plan: Plan, opts: ExecOptions): Promise<FamilyContext[]> {
+/**
+ * Detects the backend and reads the state of every family, the families at once (IPv4's result first).
+ * `compare: 'unless-bare'` (the apply) skips the comparison on a bare family, where its answer is known —
+ * all of the plan is missing — and rendering and parsing the expected state would be its largest cost.
+ */
+async function inspect(runner: Runner, plan: Plan, opts: ExecOptions, compare: 'always' | 'unless-bare'): Promise<FamilyContext[]> {
   const probe = await runner.probe?.();
   return Promise.all(
-    plan.families.map(async (family) => {
+    plan.families.map(async (family): Promise<FamilyContext> => {
       const ipt = await detectWithHints(runner, family, probe, opts.forcedBackend, opts.legacyHint?.(family));
       const before = parseSave(ipt.state);
+      if (compare === 'unless-bare' && isBare(before) && plansRules(plan, family)) {
+        return { ipt, before, ownership: once(() => ownershipFor(plan, family)), drift: undefined, residue: false };
+      }
       const expected = expectedState(plan, family);
       const ownership = ownershipFor(plan, family, expected);
       const { drift, residue } = compareRules(before, expected, ownership, family);
-      return { ipt, before, ownership, drift, residue };
+      return { ipt, before, ownership: () => ownership, drift, residue };
     }),
   );
 }
@@ -75,7 +91,7 @@ async function rollback(runner: Runner, done: readonly FamilyContext[], log: Log
   for (const ctx of [...done].reverse()) {
     try {
       const now = await runner.run(ctx.ipt.save, []);
-      const text = renderEdits(rollbackEdits(parseSave(now.stdout), ctx.before, ctx.ownership));
+      const text = renderEdits(rollbackEdits(parseSave(now.stdout), ctx.before, ctx.ownership()));
       if (text !== '') await restore(runner, ctx.ipt, text);
       log.warn({ family: ctx.ipt.family }, 'rolled back');
     } catch (err) {
@@ -91,11 +107,11 @@ async function rollback(runner: Runner, done: readonly FamilyContext[], log: Log
  * unless --reconcile. Any failure puts every family back to where it was before this run.
  */
 export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, log: Logger): Promise<ExecReport> {
-  const contexts = await inspect(runner, plan, opts);
+  const contexts = await inspect(runner, plan, opts, 'unless-bare');
   for (const c of contexts) log.info({ family: c.ipt.family, backend: c.ipt.backend, reason: c.ipt.reason }, 'chose iptables backend');
-  const conflicts = contexts.filter((c) => c.residue && !isEqual(c.drift));
+  const conflicts = contexts.flatMap((c) => (c.residue && c.drift !== undefined && !isEqual(c.drift) ? [c.drift] : []));
   if (conflicts.length > 0 && !opts.reconcile && !opts.forceApply) {
-    throw new StateConflictError(conflicts.flatMap((c) => formatDriftLines(c.drift)));
+    throw new StateConflictError(conflicts.flatMap((d) => formatDriftLines(d)));
   }
   checkInterrupted(opts.signal);
   // Sets must exist before a rule can match them.
@@ -105,11 +121,11 @@ export async function applyPlan(runner: Runner, plan: Plan, opts: ExecOptions, l
   try {
     for (const c of contexts) {
       const base = { family: c.ipt.family, backend: c.ipt.backend, reason: c.ipt.reason };
-      if (isEqual(c.drift) && !opts.forceApply) {
+      if (c.drift !== undefined && isEqual(c.drift) && !opts.forceApply) {
         families.push({ ...base, action: 'unchanged' });
         continue;
       }
-      const text = renderEdits(convergeEdits(plan, c.ipt.family, c.before, c.ownership));
+      const text = renderEdits(convergeEdits(plan, c.ipt.family, c.before, c.drift === undefined ? NO_OWNERSHIP : c.ownership()));
       done.push(c);
       await restore(runner, c.ipt, text);
       families.push({ ...base, action: c.residue ? 'reconciled' : 'applied' });
@@ -148,6 +164,6 @@ export async function cleanupPlan(runner: Runner, plan: Plan, opts: ExecOptions,
  * apply path decides with) and the plan's routing. Reads only; changes nothing.
  */
 export async function checkPlan(runner: Runner, plan: Plan, opts: ExecOptions): Promise<Drift> {
-  const contexts = await inspect(runner, plan, opts);
-  return mergeDrift(...contexts.map((c) => c.drift), { missing: await missingRouting(runner, plan), unexpected: [] });
+  const contexts = await inspect(runner, plan, opts, 'always');
+  return mergeDrift(...contexts.flatMap((c) => (c.drift === undefined ? [] : [c.drift])), { missing: await missingRouting(runner, plan), unexpected: [] });
 }

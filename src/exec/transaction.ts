@@ -42,6 +42,24 @@ export function expectedState(plan: Plan, family: Family): FamilyState {
   return parseSave(renderSaveFamily(plan, family).join('\n'));
 }
 
+/**
+ * A family that holds nobody's rules and no chain beyond the builtin ones (a fresh pod's). Nothing in it can
+ * be ours, so what counts as ours does not matter to any edit made on it: convergeEdits gives the same
+ * edits for every ownership (test/unit/exec/transaction.test.ts).
+ */
+export function isBare(state: FamilyState): boolean {
+  return [...state.values()].every((t) => t.rules.length === 0 && t.chains.every((c) => isBuiltinChain(c, t.table)));
+}
+
+/** Whether the plan puts any rule in this family. */
+export function plansRules(plan: Plan, family: Family): boolean {
+  const applied = appliedRules(plan);
+  return TABLES.some((table) => rulesFor(applied, family, table).length > 0);
+}
+
+/** The ownership convergeEdits needs on a bare family: none (see isBare). */
+export const NO_OWNERSHIP: Ownership = ownershipOf([]);
+
 /** `chain spec` of every rule the plan puts in a builtin chain (save spelling). */
 function wantedBuiltinRules(expected: FamilyState): Set<string> {
   const out = new Set<string>();

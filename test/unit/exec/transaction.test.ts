@@ -38,3 +38,36 @@ describe('convergeEdits', () => {
     expect(text).toContain('-X ISTIO_OUTPUT_DNS'); // the raw table's copy has no foreign user
   });
 });
+
+describe('a bare family (the apply skips its comparison)', () => {
+  const BARE_SAVES = [
+    '',
+    '*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\nCOMMIT\n*mangle\n:PREROUTING ACCEPT [3:180]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n',
+  ];
+  const PLANS = [
+    [...ISTIO_INIT_ARGS, '--ipv6', 'on'],
+    [...ISTIO_INIT_ARGS, '--redirect-dns', '--capture-all-dns', '--ipv6', 'on'],
+    ['-p', '15001', '-z', '15006', '-u', '1337', '-m', 'TPROXY', '-b', '*', '-i', '*', '--ipv6', 'on'],
+    [...ISTIO_INIT_ARGS, '-o', '3306', '-q', '8080', '-x', '203.0.113.0/24', '--ipv6', 'on'],
+  ];
+
+  it.each(BARE_SAVES.map((s, i) => [i, s] as const))('gets the same edits with no ownership as with the plan\'s (bare state %i)', async (_i, save) => {
+    const { convergeEdits, isBare, NO_OWNERSHIP, ownershipFor, plansRules } = await import('../../../src/exec/transaction.js');
+    const state = parseSave(save);
+    expect(isBare(state)).toBe(true);
+    for (const argv of PLANS) {
+      const plan = planFor(argv);
+      for (const family of plan.families) {
+        expect(plansRules(plan, family)).toBe(true);
+        expect(renderEdits(convergeEdits(plan, family, state, NO_OWNERSHIP))).toBe(renderEdits(convergeEdits(plan, family, state, ownershipFor(plan, family))));
+      }
+    }
+  });
+
+  it('is not bare with anyone\'s rule or chain in it', async () => {
+    const { isBare } = await import('../../../src/exec/transaction.js');
+    expect(isBare(parseSave('*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -p tcp -j ACCEPT\nCOMMIT\n'))).toBe(false);
+    expect(isBare(parseSave('*filter\n:INPUT ACCEPT [0:0]\n:USER-CHAIN - [0:0]\nCOMMIT\n'))).toBe(false);
+    expect(isBare(parseSave(renderSaveFamily(planFor([...ISTIO_INIT_ARGS, '--ipv6', 'off']), 'ipv4').join('\n')))).toBe(false);
+  });
+});
