@@ -25,8 +25,11 @@ def run_once(cmd):
         proc = subprocess.Popen(cmd["argv"], env=env, stdin=subprocess.PIPE if stdin_data is not None else subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if stdin_data is not None:
-            proc.stdin.write(stdin_data.encode())
-            proc.stdin.close()
+            try:
+                proc.stdin.write(stdin_data.encode())
+                proc.stdin.close()
+            except BrokenPipeError:
+                pass  # a program may answer without reading all of its stdin
         _, status, usage = os.wait4(proc.pid, 0)
         wall = (time.perf_counter() - start) * 1000
         code = os.waitstatus_to_exitcode(status)

@@ -51,9 +51,10 @@ rows.push(['(a) same, peak RSS', `${(nodePath.rss_kib / 1024).toFixed(1)} / ${(f
 rows.push(['(b) `dist/bin/meshcap -n` vs `node -e 0`, wall', `${exe.wall_ms.toFixed(1)} / ${floor.wall_ms.toFixed(1)} ms`, fmt(ratio(exe.wall_ms, floor.wall_ms)), '≤ 0.8']);
 rows.push(['(b) same, peak RSS', `${(exe.rss_kib / 1024).toFixed(1)} / ${(floor.rss_kib / 1024).toFixed(1)} MiB`, fmt(ratio(exe.rss_kib, floor.rss_kib)), 'reported']);
 
-// Bun's own floor: a compiled hello world that writes a line to fd 1, built as the executable is (bytecode).
+// Bun's own floor: a compiled hello world that reads stdin and writes a line to fd 1, built as the
+// executable is (bytecode).
 const hwDir = mkdtempSync(join(tmpdir(), 'mcbench-hw-'));
-writeFileSync(join(hwDir, 'hello.js'), 'require("node:fs").writeSync(1, "{}\\n");\n');
+writeFileSync(join(hwDir, 'hello.js'), 'const fs = require("node:fs"); fs.readFileSync(0); fs.writeSync(1, "{}\\n");\n');
 execFileSync('node_modules/.bin/bun', ['build', '--compile', '--bytecode', '--minify', '--target=bun-linux-x64', join(hwDir, 'hello.js'), '--outfile', join(hwDir, 'hello')], { stdio: 'ignore' });
 // The plugin's memo (cni/config-memo.ts) of the bench's entry lives here; the warm-up runs leave it.
 const memoDir = join(hwDir, 'memo');
