@@ -11,7 +11,7 @@ import { convertResult, print, type CniVersion } from './spec.js';
  * takes as they are, and the decision must be a pass-through without warnings. Anything else — an error
  * to report, an enrolled pod, a warning, a memo missing — returns undefined and the full path
  * (cni/handler.ts) runs, as it always did. Its answer is the full path's, byte for byte (stdout, the one log
- * line in pino's format, the exit code): test/unit/cni-pass-through.test.ts holds the two side by side.
+ * line in pino's format, the exit code): test/unit/cni/pass-through.test.ts and test/unit/cli/cni-front.test.ts hold the two side by side.
  */
 
 export interface FastOutput {
