@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { encodeGetTables, parseTableDump, type NftTableName } from '../inspect/nft-netlink.js';
-import { endsReply, messageSeq, readReply, splitMessages } from './rtnetlink.js';
+import { splitMessages } from '../inspect/netlink.js';
+import { endsReply, messageSeq, readReply } from './rtnetlink.js';
 
 /**
  * The one place that makes the native calls Node and Bun lack: ioctl(2), setns(2) and a netlink socket.

@@ -1,4 +1,5 @@
 import type { Family } from '../model/rule.js';
+import { align4, attributes, cString, HEADER, messageType, NLMSG_DONE, NLMSG_ERROR } from '../inspect/netlink.js';
 
 /**
  * The rtnetlink (NETLINK_ROUTE) messages meshcap's routing sends in-process instead of running `ip`: each
@@ -11,12 +12,9 @@ export const RTM = { NEWLINK: 16, GETLINK: 18, NEWADDR: 20, DELADDR: 21, GETADDR
 const NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(RTM).map(([k, v]) => [v, `RTM_${k}`]));
 
 const F = { REQUEST: 0x1, ACK: 0x4, REPLACE: 0x100, EXCL: 0x200, CREATE: 0x400, DUMP: 0x300 } as const;
-const NLMSG_ERROR = 2;
-const NLMSG_DONE = 3;
 const NLM_F_CAPPED = 0x100;
 const NLM_F_ACK_TLVS = 0x200;
 const NLMSGERR_ATTR_MSG = 1;
-const HEADER = 16;
 const AF: Record<Family, number> = { ipv4: 2, ipv6: 10 };
 const FRA = { PRIORITY: 6, FWMARK: 10, TABLE: 15, FWMASK: 16 } as const;
 const RTA = { DST: 1, OIF: 4, TABLE: 15 } as const;
@@ -31,7 +29,6 @@ const RT_SCOPE_HOST = 254;
 /** Table ids above this go in an attribute (the header's byte holds RT_TABLE_UNSPEC), as iproute2 does. */
 const BYTE_TABLE_MAX = 255;
 
-const align4 = (n: number) => (n + 3) & ~3;
 type Attr = readonly [type: number, value: Buffer];
 
 function u32(n: number): Buffer {
@@ -114,19 +111,6 @@ export function encodeDump(what: 'rules' | 'routes' | 'addresses', family: Famil
   return message(what === 'rules' ? RTM.GETRULE : RTM.GETROUTE, F.REQUEST | F.DUMP, header12([AF[family], 0, 0, 0, 0, 0, 0, 0]));
 }
 
-/** The messages in one recv's worth of reply. */
-export function splitMessages(chunk: Buffer): Buffer[] {
-  const out: Buffer[] = [];
-  for (let off = 0; off + HEADER <= chunk.length; ) {
-    const len = chunk.readUInt32LE(off);
-    if (len < HEADER || off + len > chunk.length) throw new Error(`malformed netlink reply (length ${len} at ${off})`);
-    out.push(chunk.subarray(off, off + len));
-    off += align4(len);
-  }
-  return out;
-}
-
-export const messageType = (msg: Buffer) => msg.readUInt16LE(4);
 export const messageSeq = (msg: Buffer) => msg.readUInt32LE(8);
 /** The last message of a request's reply: its ack or error, or the end of a dump. */
 export const endsReply = (msg: Buffer) => messageType(msg) === NLMSG_ERROR || messageType(msg) === NLMSG_DONE;
@@ -161,19 +145,7 @@ export function readReply(messages: readonly Buffer[]): Reply {
 /** The request a message is, by name (for errors): `RTM_NEWRULE`. */
 export const requestName = (msg: Buffer) => NAMES[messageType(msg)] ?? `netlink type ${messageType(msg)}`;
 
-function attributes(msg: Buffer, from: number): Map<number, Buffer> {
-  const out = new Map<number, Buffer>();
-  for (let off = from; off + 4 <= msg.length; ) {
-    const len = msg.readUInt16LE(off);
-    if (len < 4 || off + len > msg.length) break;
-    out.set(msg.readUInt16LE(off + 2) & 0x3fff, msg.subarray(off + 4, off + len));
-    off += align4(len);
-  }
-  return out;
-}
-
 const attrU32 = (a: Buffer | undefined) => (a !== undefined && a.length >= 4 ? a.readUInt32LE(0) : undefined);
-const cString = (a: Buffer) => a.subarray(0, a.indexOf(0) < 0 ? a.length : a.indexOf(0)).toString('utf8');
 
 /** One rule of a RTM_GETRULE dump, as `ip rule` reads it: the table from FRA_TABLE, else the header's byte. */
 export interface DumpedRule {
