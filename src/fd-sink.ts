@@ -6,7 +6,8 @@ import type { LogSink } from './log.js';
  * way instead of through process.stdout/stderr/stdin: building those stream objects was the largest part of
  * the executable's start-up (~12 ms a process, per-pod-cost.md §3), more than every module meshcap loads.
  * A reader that has gone away (`meshcap -n | head`, EPIPE) is not an error: the rest is dropped quietly, as
- * other Unix tools do. A descriptor in non-blocking mode (EAGAIN) is retried until it takes the bytes.
+ * other Unix tools do. A descriptor in non-blocking mode (EAGAIN: a full pipe) is retried until it takes the
+ * bytes, a millisecond apart, so a slow reader is waited for rather than spun on.
  */
 export function fdSink(fd: number): LogSink {
   let closed = false;
@@ -19,7 +20,10 @@ export function fdSink(fd: number): LogSink {
           buf = buf.subarray(writeSync(fd, buf));
         } catch (err) {
           const code = (err as NodeJS.ErrnoException).code;
-          if (code === 'EAGAIN') continue;
+          if (code === 'EAGAIN') {
+            pause(1);
+            continue;
+          }
           if (code === 'EPIPE') {
             closed = true;
             return true;
@@ -30,6 +34,11 @@ export function fdSink(fd: number): LogSink {
       return true;
     },
   };
+}
+
+/** Blocks this thread for `ms` (the one synchronous sleep JavaScript has). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** Whether stdin is a terminal (nothing was piped in), without building process.stdin. */
