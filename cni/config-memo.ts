@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VERSION } from '../src/version.js';
 
@@ -9,6 +9,8 @@ import { VERSION } from '../src/version.js';
  * before zod and pino are loaded (cni/pass-through.ts). A memo holds the entry's text and is used only when
  * that text is identical; it names meshcap's version, so another build never trusts it. Best effort both
  * ways: a memo that cannot be written or read only means the full path runs.
+ *
+ * Writing one removes the memos of other meshcap versions.
  *
  * Where: /run/meshcap/cni-config (root's, cleared at boot), or `MESHCAP_CNI_MEMO_DIR` (an absolute path;
  * `off` turns the memo off; any other value is ignored and the memo is off).
@@ -80,6 +82,8 @@ export function remember(env: Readonly<Record<string, string | undefined>>, stdi
     const kept = Object.fromEntries(Object.entries(conf).filter(([k]) => !PER_CALL_FIELDS.has(k)));
     writeFileSync(tmp, JSON.stringify({ version: VERSION, entry, conf: kept } satisfies Memo), { mode: 0o600 });
     renameSync(tmp, file);
+    // Another build's memos are never read again: an upgrade leaves none behind.
+    for (const f of readdirSync(dir)) if (f.endsWith('.json') && !f.startsWith(`${VERSION}-`)) rmSync(join(dir, f), { force: true });
   } catch {
     // A memo is only a shortcut: the full path stays correct without it.
   }

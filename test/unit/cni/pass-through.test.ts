@@ -177,6 +177,15 @@ describe('the fast path declines, and the full path answers', () => {
 });
 
 describe('the memo', () => {
+  it('leaves no memo of another meshcap version behind when it writes one', async () => {
+    writeFileSync(join(dir, '0.0.1-deadbeef.json'), '{}');
+    writeFileSync(join(dir, 'unrelated.txt'), 'kept');
+    await full(POD('kube-system'), JSON.stringify(conf()));
+    expect(readdirSync(dir).filter((f) => f.endsWith('.json'))).toHaveLength(1);
+    expect(readdirSync(dir)).toContain('unrelated.txt');
+    expect(readdirSync(dir)).not.toContain('0.0.1-deadbeef.json');
+  });
+
   it('is written only by an ADD the schema accepted, once, and decides from the schema\'s output it holds', async () => {
     expect((await full(POD('kube-system'), JSON.stringify(conf({ ipv6: 'sometimes' })))).exitCode).toBe(1);
     expect((await full({ ...POD('kube-system'), CNI_COMMAND: 'CHECK' }, JSON.stringify(conf()))).exitCode).toBe(0);
