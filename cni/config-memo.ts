@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { VERSION } from '../src/version.js';
+import { isObject } from './spec.js';
 
 /**
  * The node's plugin config, remembered once the one schema (src/node/plugin-config.ts) has accepted it.
@@ -27,8 +28,6 @@ export function memoDir(env: Readonly<Record<string, string | undefined>>): stri
   if (given === undefined || given === '') return DEFAULT_DIR;
   return given.startsWith('/') ? given : undefined;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** JSON with every object's keys sorted: one text per entry, whatever order the runtime wrote it in. */
 function canonical(v: unknown): string {

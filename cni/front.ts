@@ -11,12 +11,12 @@ import { versionReply } from './spec.js';
  */
 export type FrontAnswer = { readonly answered: true } | { readonly answered: false; readonly stdin: string };
 
-/** Appends a log line to the config's log_file; a file that cannot be written must never fail the pod. */
+/** Appends a log line to the config's log_file (the front's and the full path's); a file that cannot be written must never fail the pod. */
 export function appendLog(path: string, line: string): void {
   try {
     appendFileSync(path, line);
   } catch {
-    // ignored, as the full path does
+    // ignored: the pod's set-up goes on
   }
 }
 

@@ -2,7 +2,7 @@ import { decidePodEnrollment, POD_ANNOTATIONS_CAPABILITY } from '../src/node/enr
 import type { NetConf } from '../src/node/plugin-config.js';
 import { entryText, memoDir, recall } from './config-memo.js';
 import { parseCniEnv } from './env.js';
-import { convertResult, print, type CniVersion } from './spec.js';
+import { convertResult, isObject, print, type CniVersion } from './spec.js';
 
 /**
  * The plugin's fast path: an ADD that passes the pod through untouched, answered before the handler's graph
@@ -20,8 +20,6 @@ export interface FastOutput {
   readonly log: string;
   readonly logFile: string | undefined;
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A record the schema returns as it came: an object whose own keys are ordinary names (zod rebuilds records key by key). */
 const plainRecord = (v: unknown): v is Record<string, unknown> => isObject(v) && !Object.prototype.hasOwnProperty.call(v, '__proto__');

@@ -48,7 +48,8 @@ export function atLeast(v: CniVersion, min: CniVersion): boolean {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
+/** A JSON object (not null, not an array). */
+export const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /**
  * Converts a result between spec versions, as libcni does when it passes prevResult through: 0.3.x/0.4.0
