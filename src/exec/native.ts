@@ -1,8 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
-import { encodeGetTables, parseTableDump, type NftTableName } from '../inspect/nft-netlink.js';
-import { splitMessages } from '../inspect/netlink.js';
-import { endsReply, messageSeq, readReply } from './rtnetlink.js';
+import { encodeGetTables, tablesOf, type NftTableName } from '../inspect/nft-netlink.js';
+import { endsReply, messageSeq, readReply, splitMessages } from '../inspect/netlink.js';
 
 /**
  * The one place that makes the native calls Node and Bun lack: ioctl(2), setns(2) and a netlink socket.
@@ -202,24 +201,10 @@ function readOptional(path: string): string | undefined {
 }
 
 function dumpNftTables(libc: Libc): NftTableName[] {
-  const sock = libc.socket(AF_NETLINK, SOCK_RAW_CLOEXEC, NETLINK_NETFILTER);
-  if (sock.result < 0) throw new Error(`netlink socket failed (errno ${sock.errno})`);
-  try {
-    const sent = libc.send(sock.result, encodeGetTables(1));
-    if (sent.result < 0) throw new Error(`netlink send failed (errno ${sent.errno})`);
-    const buf = Buffer.alloc(65536);
-    const tables: NftTableName[] = [];
-    for (;;) {
-      const got = libc.recv(sock.result, buf);
-      if (got.result < 0) throw new Error(`netlink recv failed (errno ${got.errno})`);
-      const part = parseTableDump(buf.subarray(0, got.result));
-      tables.push(...part.tables);
-      if (part.errno !== undefined) throw new Error(`nf_tables dump failed (errno ${part.errno})`);
-      if (part.done || got.result === 0) return tables;
-    }
-  } finally {
-    closeSync(sock.result);
-  }
+  const [reply = []] = exchangeOn(libc, NETLINK_NETFILTER, [encodeGetTables(1)]);
+  const r = readReply(reply);
+  if (r.errno !== 0) throw new Error(`nf_tables dump failed (errno ${r.errno})`);
+  return tablesOf(r.data);
 }
 
 /**
@@ -315,9 +300,12 @@ function setOption(libc: Libc, fd: number, level: number, name: number, value: B
   if (r.result < 0) throw new Error(`netlink setsockopt(${level}, ${name}) failed (errno ${r.errno})`);
 }
 
-/** Sends each request in turn on one NETLINK_ROUTE socket and collects its reply; stops after a refused one. */
-function exchangeHere(libc: Libc, requests: readonly Buffer[]): Buffer[][] {
-  const sock = libc.socket(AF_NETLINK, SOCK_RAW_CLOEXEC, NETLINK_ROUTE);
+/**
+ * Sends each request in turn on one netlink socket of `protocol` and collects its reply (up to its ack, error
+ * or end of dump); stops after a refused one. The one exchange of both readers (nf_tables, rtnetlink).
+ */
+function exchangeOn(libc: Libc, protocol: number, requests: readonly Buffer[]): Buffer[][] {
+  const sock = libc.socket(AF_NETLINK, SOCK_RAW_CLOEXEC, protocol);
   if (sock.result < 0) throw new Error(`netlink socket failed (errno ${sock.errno})`);
   const fd = sock.result;
   try {
@@ -362,12 +350,12 @@ function exchangeHere(libc: Libc, requests: readonly Buffer[]): Buffer[][] {
 export async function exchangeRoute(path: string | undefined, requests: readonly Buffer[]): Promise<Buffer[][] | undefined> {
   const libc = await loadNative();
   if (libc instanceof Error) return undefined;
-  if (path === undefined) return exchangeHere(libc, requests);
+  if (path === undefined) return exchangeOn(libc, NETLINK_ROUTE, requests);
   let entered = false;
   try {
     return whileInside(libc, path, () => {
       entered = true;
-      return exchangeHere(libc, requests);
+      return exchangeOn(libc, NETLINK_ROUTE, requests);
     });
   } catch (err) {
     if (entered) throw err;

@@ -2,7 +2,8 @@ import { NetlinkError } from '../errors.js';
 import { parseHostAddress } from '../model/cidr.js';
 import type { Family } from '../model/rule.js';
 import { addressKey, ALL, describeChange, NO_MASK, ruleSelector, type RoutingAccess, type RoutingChange, type SeenRouting } from './routes-model.js';
-import { ENETDOWN, encodeAddress, encodeDump, encodeGetLink, encodeLocalRoute, encodeRule, errnoText, parseAddress, parseLinkIndex, parseRoute, parseRule, readReply, requestName, type Reply } from './rtnetlink.js';
+import { ENETDOWN, encodeAddress, encodeDump, encodeGetLink, encodeLocalRoute, encodeRule, errnoText, parseAddress, parseLinkIndex, parseRoute, parseRule, requestName } from './rtnetlink.js';
+import { readReply, type Reply } from '../inspect/netlink.js';
 import type { Runner } from './runner.js';
 
 /**

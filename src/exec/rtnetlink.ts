@@ -1,5 +1,5 @@
 import type { Family } from '../model/rule.js';
-import { align4, attributes, cString, HEADER, messageType, NLMSG_DONE, NLMSG_ERROR } from '../inspect/netlink.js';
+import { align4, attributes, HEADER, messageType, NLM_F as F } from '../inspect/netlink.js';
 
 /**
  * The rtnetlink (NETLINK_ROUTE) messages meshcap's routing sends in-process instead of running `ip`: each
@@ -11,10 +11,6 @@ import { align4, attributes, cString, HEADER, messageType, NLMSG_DONE, NLMSG_ERR
 export const RTM = { NEWLINK: 16, GETLINK: 18, NEWADDR: 20, DELADDR: 21, GETADDR: 22, NEWROUTE: 24, DELROUTE: 25, GETROUTE: 26, NEWRULE: 32, DELRULE: 33, GETRULE: 34 } as const;
 const NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(RTM).map(([k, v]) => [v, `RTM_${k}`]));
 
-const F = { REQUEST: 0x1, ACK: 0x4, REPLACE: 0x100, EXCL: 0x200, CREATE: 0x400, DUMP: 0x300 } as const;
-const NLM_F_CAPPED = 0x100;
-const NLM_F_ACK_TLVS = 0x200;
-const NLMSGERR_ATTR_MSG = 1;
 const AF: Record<Family, number> = { ipv4: 2, ipv6: 10 };
 const FRA = { PRIORITY: 6, FWMARK: 10, TABLE: 15, FWMASK: 16 } as const;
 const RTA = { DST: 1, OIF: 4, TABLE: 15 } as const;
@@ -109,37 +105,6 @@ export function encodeGetLink(name: string): Buffer {
 export function encodeDump(what: 'rules' | 'routes' | 'addresses', family: Family): Buffer {
   if (what === 'addresses') return message(RTM.GETADDR, F.REQUEST | F.DUMP, ifaddrmsg(AF[family], 0, 0, 0));
   return message(what === 'rules' ? RTM.GETRULE : RTM.GETROUTE, F.REQUEST | F.DUMP, header12([AF[family], 0, 0, 0, 0, 0, 0, 0]));
-}
-
-export const messageSeq = (msg: Buffer) => msg.readUInt32LE(8);
-/** The last message of a request's reply: its ack or error, or the end of a dump. */
-export const endsReply = (msg: Buffer) => messageType(msg) === NLMSG_ERROR || messageType(msg) === NLMSG_DONE;
-
-/** What the kernel answered one request: its data messages, and its errno (0: done) with the reason it gave. */
-export interface Reply {
-  readonly data: readonly Buffer[];
-  readonly errno: number;
-  readonly reason?: string;
-}
-
-function extackMessage(msg: Buffer): string | undefined {
-  const flags = msg.readUInt16LE(6);
-  if ((flags & NLM_F_ACK_TLVS) === 0) return undefined;
-  const echoed = flags & NLM_F_CAPPED ? HEADER : align4(msg.readUInt32LE(HEADER + 4));
-  const attr = attributes(msg, HEADER + 4 + echoed).get(NLMSGERR_ATTR_MSG);
-  return attr === undefined ? undefined : cString(attr);
-}
-
-/** A request's reply messages (as native.ts returns them) → its data and its outcome. */
-export function readReply(messages: readonly Buffer[]): Reply {
-  const last = messages.at(-1);
-  const data = messages.filter((m) => !endsReply(m));
-  if (last === undefined || !endsReply(last)) return { data, errno: 0 };
-  if (last.length < HEADER + 4) return { data, errno: 0 };
-  const code = last.readInt32LE(HEADER);
-  if (code >= 0) return { data, errno: 0 };
-  const reason = messageType(last) === NLMSG_ERROR ? extackMessage(last) : undefined;
-  return reason === undefined ? { data, errno: -code } : { data, errno: -code, reason };
 }
 
 /** The request a message is, by name (for errors): `RTM_NEWRULE`. */

@@ -7,8 +7,8 @@ import { applyRouting, missingRouting, removeRouting } from '../../../src/exec/r
 import { ipBatchAccess } from '../../../src/exec/routes-ip.js';
 import { describeChange, type RoutingChange } from '../../../src/exec/routes-model.js';
 import { encodeChange, netlinkAccess } from '../../../src/exec/routes-netlink.js';
-import { splitMessages } from '../../../src/inspect/netlink.js';
-import { encodeDump, encodeGetLink, readReply, RTM } from '../../../src/exec/rtnetlink.js';
+import { readReply, splitMessages } from '../../../src/inspect/netlink.js';
+import { encodeDump, encodeGetLink, RTM } from '../../../src/exec/rtnetlink.js';
 import type { Runner } from '../../../src/exec/runner.js';
 import { ok, scripted } from '../../helpers/scripted-runner.js';
 
